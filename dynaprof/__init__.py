@@ -1,0 +1,3 @@
+"""dynaprof: profile where torch.compile spends its compile time."""
+
+__version__ = "0.1.0"

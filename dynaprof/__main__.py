@@ -1,0 +1,5 @@
+import sys
+
+from dynaprof.cli import main
+
+sys.exit(main())

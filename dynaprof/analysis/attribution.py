@@ -1,0 +1,143 @@
+"""Attribution: every sampled second lands in exactly one category.
+
+The rules live here and nowhere else (docs/attribution.md describes them for users). They look at
+one aggregated stack: the real compiler stack (``Stack.compiler``), the traced-user-code stack
+(``Stack.traced``), and the attempt the sample came from. The first rule that matches wins, in the
+order of ``CATEGORIES``:
+
+1. ``restarts``: the sample belongs to an attempt that was thrown away (attempt < final attempt).
+2. ``parametrization``: the traced stack passes through a ``@property`` injected by
+   ``torch.nn.utils.parametrize`` (or its getter ``get_parametrized``).
+3. ``guard_building``: a compiler frame in ``torch/_dynamo/guards.py``.
+4. ``cpp_triton_compile``: C++/Triton compilation (Inductor's code cache, cpp builder, async
+   compile workers, triton's compiler).
+5. ``inductor_codegen``: any other frame in ``torch/_inductor/``.
+6. ``aot_autograd``: a frame in ``torch/_functorch/``.
+7. ``fake_tensor``: fake-tensor propagation or Dynamo's VariableBuilder.
+8. ``user_tracing``: Dynamo was symbolically executing user code (any other tracing).
+9. ``other``: everything else (compile setup, lazy imports, gc, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from dynaprof.model.session import CATEGORIES, FunctionRef, Session, Stack
+
+PARAMETRIZE_FILE = "torch/nn/utils/parametrize.py"
+
+_CPP_TRITON = (
+    "torch/_inductor/codecache.py",
+    "torch/_inductor/cpp_builder.py",
+    "torch/_inductor/async_compile.py",
+    "torch/_inductor/compile_worker/",
+    "torch/_inductor/runtime/triton_heuristics.py",
+    "triton/compiler/",
+    "triton/runtime/",
+)
+_FAKE = (
+    "torch/_subclasses/fake_tensor.py",
+    "torch/_subclasses/fake_impls.py",
+    "torch/_subclasses/meta_utils.py",
+    "torch/_dynamo/variables/builder.py",
+)
+_TRACING = ("torch/_dynamo/symbolic_convert.py",)
+
+
+def _path(f: FunctionRef) -> str:
+    return "/" + f.filename.replace("\\", "/")
+
+
+def _any_in(funcs: Iterable[FunctionRef], needles: Sequence[str]) -> bool:
+    return any(any(n in _path(f) for n in needles) for f in funcs)
+
+
+def is_parametrization(f: FunctionRef) -> bool:
+    """A traced function that is parametrization machinery entered through its @property."""
+    if PARAMETRIZE_FILE not in _path(f):
+        return False
+    return f.kind == "property" or (f.kind == "traced" and f.name.endswith("get_parametrized"))
+
+
+def classify(stack: Stack, functions: Sequence[FunctionRef], final_attempt: int | None) -> str:
+    """The category of one stack; ``final_attempt`` is the frame's last attempt index."""
+    if final_attempt is not None and stack.attempt < final_attempt:
+        return "restarts"
+    traced = [functions[i] for i in stack.traced]
+    if any(is_parametrization(f) for f in traced):
+        return "parametrization"
+    compiler = [functions[i] for i in stack.compiler]
+    if _any_in(compiler, ("torch/_dynamo/guards.py",)):
+        return "guard_building"
+    if _any_in(compiler, _CPP_TRITON):
+        return "cpp_triton_compile"
+    if _any_in(compiler, ("torch/_inductor/",)):
+        return "inductor_codegen"
+    if _any_in(compiler, ("torch/_functorch/",)):
+        return "aot_autograd"
+    if _any_in(compiler, _FAKE):
+        return "fake_tensor"
+    if traced or _any_in(compiler, _TRACING):
+        return "user_tracing"
+    return "other"
+
+
+def final_attempts(session: Session) -> dict[str, int]:
+    return {f.key: f.restarts for f in session.frames}
+
+
+def stack_categories(session: Session) -> list[str]:
+    """Category of each stack in ``session.samples.stacks`` (same order)."""
+    if session.samples is None:
+        return []
+    finals = final_attempts(session)
+    return [
+        classify(st, session.functions, finals.get(st.frame) if st.frame is not None else None)
+        for st in session.samples.stacks
+    ]
+
+
+def empty_attribution() -> dict[str, float]:
+    return dict.fromkeys(CATEGORIES, 0.0)
+
+
+def attribute(session: Session) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Seconds per category for the run and for each frame key (all categories present)."""
+    run = empty_attribution()
+    per_frame: dict[str, dict[str, float]] = {f.key: empty_attribution() for f in session.frames}
+    if session.samples is None:
+        return run, per_frame
+    for st, cat in zip(session.samples.stacks, stack_categories(session), strict=True):
+        run[cat] += st.seconds
+        if st.frame is not None and st.frame in per_frame:
+            per_frame[st.frame][cat] += st.seconds
+    return run, per_frame
+
+
+def apply_attribution(session: Session) -> None:
+    """Store the attribution in the session (run level and per frame)."""
+    if session.samples is None:
+        session.attribution = {}
+        for f in session.frames:
+            f.attribution = {}
+        return
+    run, per_frame = attribute(session)
+    session.attribution = {k: round(v, 6) for k, v in run.items()}
+    for f in session.frames:
+        f.attribution = {k: round(v, 6) for k, v in per_frame[f.key].items()}
+
+
+def property_seconds(session: Session, frame: str | None = None) -> dict[str, float]:
+    """Sampled seconds per traced @property label (outermost property on each stack)."""
+    out: dict[str, float] = {}
+    if session.samples is None:
+        return out
+    for st in session.samples.stacks:
+        if frame is not None and st.frame != frame:
+            continue
+        for i in st.traced:
+            f = session.functions[i]
+            if f.kind == "property":
+                out[f.name] = out.get(f.name, 0.0) + st.seconds
+                break
+    return out

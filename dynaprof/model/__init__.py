@@ -1,0 +1,46 @@
+"""The session model: typed dataclasses, their JSON form, and atomic storage."""
+
+from dynaprof.model.session import (
+    CATEGORIES,
+    CATEGORY_LABELS,
+    SCHEMA_VERSION,
+    Attempt,
+    CaptureInfo,
+    CompiledFrame,
+    FunctionRef,
+    GraphBreak,
+    GuardStats,
+    InlineStack,
+    Location,
+    PropertyTrace,
+    RunInfo,
+    Samples,
+    Session,
+    Span,
+    Stack,
+    outermost_frames,
+)
+from dynaprof.model.store import load_session, save_session
+
+__all__ = [
+    "CATEGORIES",
+    "CATEGORY_LABELS",
+    "SCHEMA_VERSION",
+    "Attempt",
+    "CaptureInfo",
+    "CompiledFrame",
+    "FunctionRef",
+    "GraphBreak",
+    "GuardStats",
+    "InlineStack",
+    "Location",
+    "PropertyTrace",
+    "RunInfo",
+    "Samples",
+    "Session",
+    "Span",
+    "Stack",
+    "load_session",
+    "outermost_frames",
+    "save_session",
+]

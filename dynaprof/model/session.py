@@ -1,0 +1,269 @@
+"""The session: everything dynaprof learned about one run, as typed, versioned data.
+
+``session.json`` is the contract between capture and every renderer; it is documented in
+``docs/session-format.md``. All times are seconds; ``*_s`` fields that start a span are relative
+to the run's start (``RunInfo.start_time``). ``None`` always means *unknown* (the torch version
+did not expose it, or capture was cut short), never zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Bump when a change would make an older dynaprof misread a session.
+SCHEMA_VERSION = 1
+
+#: Attribution categories, in the precedence order the rules apply (first match wins);
+#: the rules themselves live in ``dynaprof.analysis.attribution``.
+CATEGORIES: tuple[str, ...] = (
+    "restarts",
+    "parametrization",
+    "guard_building",
+    "cpp_triton_compile",
+    "inductor_codegen",
+    "aot_autograd",
+    "fake_tensor",
+    "user_tracing",
+    "other",
+)
+
+CATEGORY_LABELS: dict[str, str] = {
+    "restarts": "restarts (discarded attempts)",
+    "parametrization": "parametrization property tracing",
+    "guard_building": "guard building",
+    "cpp_triton_compile": "C++/Triton compile",
+    "inductor_codegen": "Inductor codegen",
+    "aot_autograd": "AOT autograd",
+    "fake_tensor": "fake tensors / variable building",
+    "user_tracing": "other user-code tracing",
+    "other": "other",
+}
+
+
+@dataclass
+class FunctionRef:
+    """One function as it appears in stacks. ``kind`` says which view it belongs to:
+    ``python`` (a real frame of the compiler), ``native`` (a C/C++ frame from py-spy --native),
+    ``traced`` (user code Dynamo was symbolically executing) or ``property`` (a ``@property``
+    getter Dynamo traced, labelled ``Owner.name``)."""
+
+    name: str
+    filename: str
+    lineno: int
+    kind: str = "python"
+
+
+@dataclass
+class Location:
+    name: str
+    filename: str
+    lineno: int
+
+
+@dataclass
+class Span:
+    """A timed phase (Dynamo's ``dynamo_timed`` spans, or dynaprof's own)."""
+
+    name: str
+    start_s: float
+    duration_s: float
+    thread: int = 0
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Attempt:
+    index: int
+    start_s: float | None
+    duration_s: float | None
+
+
+@dataclass
+class GraphBreak:
+    reason: str
+    filename: str | None = None
+    lineno: int | None = None
+
+
+@dataclass
+class GuardStats:
+    """Guard set size. ``count`` is torch's ``guard_count`` (Python Guard objects); the
+    ``tree_*`` fields describe the C++ guard tree; ``code_*`` the printed guard code."""
+
+    count: int | None = None
+    shape_env_count: int | None = None
+    tree_leaf_count: int | None = None
+    tree_manager_count: int | None = None
+    tree_depth: int | None = None
+    code_text_chars: int | None = None
+    code_text_lines: int | None = None
+    latency_us: float | None = None
+    #: guard lines per user source ("file.py:func"), from the guard code's provenance comments
+    sources: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class PropertyTrace:
+    """A ``@property`` Dynamo traced through, measured exactly (not sampled)."""
+
+    label: str  # "Linear.weight"
+    owner: str  # class whose attribute was read ("ParametrizedLinear")
+    name: str  # attribute name ("weight")
+    getter_file: str
+    getter_line: int
+    parametrized: bool  # injected by torch.nn.utils.parametrize
+    count: int  # times traced
+    instances: int  # distinct objects
+    seconds: float  # inclusive wall time spent tracing it (outermost only)
+
+
+@dataclass
+class CompiledFrame:
+    """One Dynamo frame compile: one compile id in one reset generation."""
+
+    key: str  # unique in the session: compile_id, plus "#gen" after a torch._dynamo.reset()
+    compile_id: str  # as torch prints it without attempt: "0/0", "1/2", "!0/0/0"
+    trace_id: str  # with the final attempt when it restarted: "1/2_1"
+    generation: int  # number of torch._dynamo.reset() calls before this compile
+    name: str
+    filename: str
+    lineno: int
+    thread: int
+    thread_name: str
+    start_s: float
+    compile_time_s: float | None
+    status: str = "ok"  # ok | failed | unfinished
+    restarts: int = 0
+    restart_reasons: list[str] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
+    graph_breaks: int = 0
+    graph_break_reasons: list[GraphBreak] = field(default_factory=list)
+    recompile_reason: str | None = None
+    guard_count: int | None = None
+    guards: GuardStats = field(default_factory=GuardStats)
+    graph_op_count: int | None = None
+    graph_node_count: int | None = None
+    graph_input_count: int | None = None
+    ir_count: int | None = None  # bytecode instructions Dynamo traced, inlined ones included
+    inlined_calls: int | None = None
+    phases: dict[str, float] = field(default_factory=dict)  # inclusive seconds per span name
+    spans: list[Span] = field(default_factory=list)
+    fail_type: str | None = None
+    fail_reason: str | None = None
+    call_site: list[Location] = field(default_factory=list)  # user stack that triggered it
+    properties: list[PropertyTrace] = field(default_factory=list)
+    attribution: dict[str, float] = field(default_factory=dict)
+    cprofile: str | None = None  # .prof path relative to the run folder
+    metrics: dict[str, Any] = field(default_factory=dict)  # other scalar CompilationMetrics
+
+
+@dataclass
+class Stack:
+    """Sampled time with one stack. Indices point into ``Session.functions``, root first."""
+
+    frame: str | None  # CompiledFrame.key the time belongs to
+    attempt: int
+    thread: int
+    compiler: list[int]
+    traced: list[int]
+    samples: int
+    seconds: float
+
+
+@dataclass
+class Samples:
+    source: str  # builtin | py-spy
+    requested_hz: float
+    achieved_hz: float | None
+    count: int
+    seconds: float
+    errors: int = 0
+    stacks: list[Stack] = field(default_factory=list)
+
+
+@dataclass
+class InlineStack:
+    """Torch's built-in Dynamo profiler: self time of one traced function at one call path."""
+
+    frame: str | None
+    path: list[int]  # traced functions, root first, into Session.functions
+    calls: int
+    self_s: float
+
+
+@dataclass
+class RunInfo:
+    command: list[str]
+    target: str
+    argv: list[str]
+    cwd: str
+    python_version: str
+    torch_version: str | None
+    dynaprof_version: str
+    platform: str
+    hostname: str
+    device: str | None
+    start_time: str  # ISO 8601, UTC
+    wall_s: float | None
+    exit_status: int | None
+    end_reason: str  # exited | exception | interrupted | signal | lost
+    complete: bool
+    pid: int | None = None
+    rank: int | None = None
+    world_size: int | None = None
+
+
+@dataclass
+class CaptureInfo:
+    sampler: str  # builtin | py-spy | none
+    requested_hz: float | None = None
+    native: bool = False
+    cprofile: bool = False
+    torch_trace_dir: str | None = None
+    source: str = "live"  # live | torch_trace (imported from a TORCH_TRACE log)
+    hooks: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Session:
+    schema_version: int
+    run: RunInfo
+    capture: CaptureInfo
+    frames: list[CompiledFrame] = field(default_factory=list)
+    functions: list[FunctionRef] = field(default_factory=list)
+    samples: Samples | None = None
+    inline_profile: list[InlineStack] | None = None
+    attribution: dict[str, float] = field(default_factory=dict)
+    spans: list[Span] = field(default_factory=list)  # run-level spans (the script itself)
+    artifacts: dict[str, str] = field(default_factory=dict)  # name -> path in the run folder
+
+    def frame(self, key: str) -> CompiledFrame | None:
+        for f in self.frames:
+            if f.key == key:
+                return f
+        return None
+
+    @property
+    def total_compile_s(self) -> float:
+        """Compile time of all frames, counting a compile nested in another only once."""
+        return sum(f.compile_time_s or 0.0 for f in outermost_frames(self.frames))
+
+
+def outermost_frames(frames: list[CompiledFrame]) -> list[CompiledFrame]:
+    """Frames not running inside another compile on the same thread (a backend may compile
+    recursively); their times add up without double counting."""
+    out: list[CompiledFrame] = []
+    by_thread: dict[int, list[CompiledFrame]] = {}
+    for f in frames:
+        by_thread.setdefault(f.thread, []).append(f)
+    for group in by_thread.values():
+        group.sort(key=lambda f: (f.start_s, -(f.compile_time_s or 0.0)))
+        outer_end = float("-inf")
+        for f in group:
+            end = f.start_s + (f.compile_time_s or 0.0)
+            if f.start_s >= outer_end or end > outer_end:
+                out.append(f)
+                outer_end = end
+    return out

@@ -1,0 +1,110 @@
+"""Reading and writing session.json: atomic writes, schema checks, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from dynaprof.errors import DynaprofError, SessionError
+from dynaprof.model.codec import DecodeError, from_json, to_json
+from dynaprof.model.session import SCHEMA_VERSION, Session
+
+SESSION_FILE = "session.json"
+
+
+def atomic_write(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half.
+
+    Raises DynaprofError naming the path when the disk is full or the folder read-only."""
+    path = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(raw)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError as e:
+        raise DynaprofError(f"cannot write {path}: {e.strerror or e}") from e
+
+
+def session_to_text(session: Session) -> str:
+    return json.dumps(to_json(session), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def save_session(session: Session, run_dir: Path) -> Path:
+    path = Path(run_dir) / SESSION_FILE
+    atomic_write(path, session_to_text(session))
+    return path
+
+
+def resolve_session_path(path: Path) -> Path:
+    path = Path(path)
+    return path / SESSION_FILE if path.is_dir() else path
+
+
+def load_session(path: Path) -> Session:
+    """Load a session from a run folder or a session.json; SessionError on any problem."""
+    file = resolve_session_path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SessionError(f"{file}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise SessionError(f"{file}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+    return session_from_text(text, str(file))
+
+
+def session_from_text(text: str, where: str = "session.json") -> Session:
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SessionError(f"{where}: not valid JSON (line {e.lineno}: {e.msg}); is the file truncated?") from None
+    except RecursionError:
+        raise SessionError(f"{where}: JSON nested too deeply") from None
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise SessionError(f"{where}: not a dynaprof session (no schema_version)")
+    version = data["schema_version"]
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise SessionError(f"{where}: schema_version must be an integer")
+    if version > SCHEMA_VERSION:
+        raise SessionError(
+            f"{where}: written by a newer dynaprof (schema {version}, this one reads up to "
+            f"{SCHEMA_VERSION}); upgrade dynaprof to read it"
+        )
+    if version < 1:
+        raise SessionError(f"{where}: unknown schema_version {version}")
+    try:
+        session = from_json(Session, data)
+    except DecodeError as e:
+        raise SessionError(f"{where}: invalid session: {e}") from None
+    except RecursionError:
+        raise SessionError(f"{where}: invalid session: nested too deeply") from None
+    _check_references(session, where)
+    return session
+
+
+def _check_references(session: Session, where: str) -> None:
+    """Indices into the function table must be in range, or renderers would crash later."""
+    n = len(session.functions)
+    stacks = session.samples.stacks if session.samples else []
+    for i, st in enumerate(stacks):
+        for idx in (*st.compiler, *st.traced):
+            if not 0 <= idx < n:
+                raise SessionError(f"{where}: invalid session: samples.stacks[{i}] refers to function {idx}, table has {n}")
+    for i, ins in enumerate(session.inline_profile or []):
+        for idx in ins.path:
+            if not 0 <= idx < n:
+                raise SessionError(f"{where}: invalid session: inline_profile[{i}] refers to function {idx}, table has {n}")

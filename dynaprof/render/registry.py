@@ -1,0 +1,27 @@
+"""The one list of renderers. Each entry: name -> "module:function" (imported on use, so that
+rendering a Markdown summary never imports networkx or Graphviz)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import cast
+
+from dynaprof.render.base import Files, RenderContext, Renderer
+
+#: name -> import path of a Renderer; order is the order outputs are written and listed
+RENDERERS: dict[str, str] = {
+    "summary": "dynaprof.render.terminal:render_summary_file",
+}
+
+
+def get_renderer(name: str) -> Renderer:
+    module, _, func = RENDERERS[name].partition(":")
+    return cast(Renderer, getattr(importlib.import_module(module), func))
+
+
+def render_all(ctx: RenderContext, names: list[str] | None = None) -> Files:
+    """Run the named renderers (default: all) and merge their files."""
+    out: Files = {}
+    for name in names if names is not None else list(RENDERERS):
+        out.update(get_renderer(name)(ctx))
+    return out

@@ -1,0 +1,87 @@
+"""The seed case: nn.utils.parametrize makes Dynamo trace an injected @property per parameter.
+
+32 x Linear(128, 128) in a Sequential, compiled with torch.compile. With --parametrize every
+weight and bias is wrapped by a parametrization that casts to half precision (as in the
+original PyTorch issue); with --no-parametrize the module is simply converted with .half().
+
+    python samples/parametrized_linear.py --parametrize --backend eager
+    dynaprof run samples/parametrized_linear.py --parametrize
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+from torch import nn
+
+
+class Module(nn.Module):
+    def __init__(self, layers: int, width: int) -> None:
+        super().__init__()
+        self.seq = nn.Sequential(*[nn.Linear(width, width, bias=True) for _ in range(layers)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.seq(x)
+
+
+class Parametrization(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.half()
+
+    def right_inverse(self, x: torch.Tensor) -> torch.Tensor:
+        return x.float()
+
+
+def parametrize(model: nn.Module) -> None:
+    for mod in list(model.modules()):
+        for name, p in list(mod._parameters.items()):
+            if p is not None:
+                nn.utils.parametrize.register_parametrization(mod, name, Parametrization(), unsafe=True)
+
+
+def pick_device(choice: str) -> torch.device:
+    if choice == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(choice)
+
+
+def compile_once(use_parametrize: bool, args: argparse.Namespace, device: torch.device) -> float:
+    torch._dynamo.reset()
+    m = Module(args.layers, args.width).to(device)
+    if use_parametrize:
+        parametrize(m)
+    else:
+        m.half()
+    x = torch.randn([1, args.width], device=device, dtype=torch.half)
+    m(x)  # eager warm-up, as in the seed repro
+    m.compile(backend=args.backend)
+    t = time.perf_counter()
+    m(x)  # first call compiles
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--parametrize", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--both", action="store_true", help="compile parametrized then plain, in one process")
+    ap.add_argument("--backend", default="eager", help="torch.compile backend (eager, aot_eager, inductor)")
+    ap.add_argument("--device", default="auto", help="auto (CUDA when available), cpu, cuda")
+    ap.add_argument("--layers", type=int, default=32)
+    ap.add_argument("--width", type=int, default=128)
+    ap.add_argument("--repeat", type=int, default=1, help="compile this many times (with reset between)")
+    args = ap.parse_args()
+    device = pick_device(args.device)
+    modes = [True, False] if args.both else [args.parametrize]
+    print(f"torch=={torch.__version__} device={device} backend={args.backend}")
+    for _ in range(args.repeat):
+        for mode in modes:
+            dt = compile_once(mode, args, device)
+            print(f"parametrize={mode}: {dt * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""Hand-built sessions for model, analysis and renderer tests (no torch needed).
+
+``seed_session()`` mimics the parametrized seed case: one ``forward`` frame whose samples are
+mostly parametrization property tracing; ``make_session()`` builds arbitrary small sessions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dynaprof.analysis.attribution import apply_attribution
+from dynaprof.model import (
+    SCHEMA_VERSION,
+    Attempt,
+    CaptureInfo,
+    CompiledFrame,
+    FunctionRef,
+    GuardStats,
+    Location,
+    PropertyTrace,
+    RunInfo,
+    Samples,
+    Session,
+    Span,
+    Stack,
+)
+
+SP = "/venv/lib/python3.11/site-packages/"
+DYN = SP + "torch/_dynamo/"
+
+
+def run_info(**kw: object) -> RunInfo:
+    base: dict[str, object] = dict(
+        command=["dynaprof", "run", "repro.py"],
+        target="repro.py",
+        argv=["repro.py"],
+        cwd="/work",
+        python_version="3.11.7",
+        torch_version="2.13.0+cpu",
+        dynaprof_version="0.1.0",
+        platform="Linux-x86_64",
+        hostname="host",
+        device="cpu",
+        start_time="2026-11-30T12:00:00+00:00",
+        wall_s=5.0,
+        exit_status=0,
+        end_reason="exited",
+        complete=True,
+        pid=123,
+    )
+    base.update(kw)
+    return RunInfo(**base)  # type: ignore[arg-type]
+
+
+@dataclass
+class FunctionTable:
+    """Interns FunctionRefs so tests can write stacks as lists of (name, file, kind)."""
+
+    functions: list[FunctionRef] = field(default_factory=list)
+    index: dict[tuple[str, str, int, str], int] = field(default_factory=dict)
+
+    def __call__(self, name: str, filename: str, lineno: int = 1, kind: str = "python") -> int:
+        key = (name, filename, lineno, kind)
+        if key not in self.index:
+            self.index[key] = len(self.functions)
+            self.functions.append(FunctionRef(name, filename, lineno, kind))
+        return self.index[key]
+
+
+def frame(key: str = "0/0", **kw: object) -> CompiledFrame:
+    base: dict[str, object] = dict(
+        key=key,
+        compile_id=key.split("#")[0],
+        trace_id=key.split("#")[0],
+        generation=0,
+        name="forward",
+        filename="/work/repro.py",
+        lineno=11,
+        thread=1,
+        thread_name="MainThread",
+        start_s=1.0,
+        compile_time_s=1.0,
+        guard_count=100,
+        phases={"entire_frame_compile": 1.0, "bytecode_tracing": 0.8, "build_guards": 0.1},
+        attempts=[Attempt(0, 1.0, 1.0)],
+    )
+    base.update(kw)
+    return CompiledFrame(**base)  # type: ignore[arg-type]
+
+
+def seed_session(parametrized: bool = True, with_samples: bool = True) -> Session:
+    """One compiled forward; with ``parametrized`` 70% of samples are in property tracing."""
+    t = FunctionTable()
+    root = [
+        t("_compile", DYN + "convert_frame.py", 1633),
+        t("compile_frame", DYN + "convert_frame.py", 1523),
+        t("InstructionTranslatorBase.run", DYN + "symbolic_convert.py", 1943),
+    ]
+    fwd = t("Module.forward", "/work/repro.py", 11, "traced")
+    seq = t("Sequential.forward", SP + "torch/nn/modules/container.py", 248, "traced")
+    lin = t("Linear.forward", SP + "torch/nn/modules/linear.py", 130, "traced")
+    stacks: list[Stack] = []
+    compile_s = 1.2 if parametrized else 0.3
+    if parametrized:
+        rdd = t("UserDefinedObjectVariable.resolve_data_descriptor", DYN + "variables/user_defined.py", 3386)
+        for prop, secs in (("Linear.weight", 0.45), ("Linear.bias", 0.39)):
+            p = t(prop, SP + "torch/nn/utils/parametrize.py", 419, "property")
+            g = t("get_parametrized", SP + "torch/nn/utils/parametrize.py", 419, "traced")
+            pf = t("Parametrization.forward", "/work/repro.py", 30, "traced")
+            stacks.append(Stack("0/0", 0, 1, [*root, rdd, root[2]], [fwd, seq, lin, p, g, pf], int(secs * 1000), secs))
+    stacks.append(Stack("0/0", 0, 1, [*root], [fwd, seq, lin], 150 if parametrized else 180, 0.15 if parametrized else 0.18))
+    guards = t("CheckFunctionManager.__init__", DYN + "guards.py", 2700)
+    gsec = 0.15 if parametrized else 0.06
+    stacks.append(Stack("0/0", 0, 1, [root[0], guards], [], int(gsec * 1000), gsec))
+    other = t("_find_and_load", "<frozen importlib._bootstrap>", 1176)
+    stacks.append(Stack("0/0", 0, 1, [root[0], other], [], 60, 0.06))
+    total = sum(s.seconds for s in stacks)
+    props = []
+    if parametrized:
+        props = [
+            PropertyTrace("Linear.weight", "ParametrizedLinear", "weight", SP + "torch/nn/utils/parametrize.py", 419, True, 32, 32, 0.47),
+            PropertyTrace("Linear.bias", "ParametrizedLinear", "bias", SP + "torch/nn/utils/parametrize.py", 419, True, 32, 32, 0.41),
+        ]
+    f = frame(
+        "0/0",
+        compile_time_s=compile_s,
+        guard_count=2639 if parametrized else 417,
+        guards=GuardStats(count=2639 if parametrized else 417, tree_leaf_count=1378 if parametrized else 277,
+                          tree_depth=17 if parametrized else 10, code_text_chars=765884 if parametrized else 180226),
+        inlined_calls=546 if parametrized else 34,
+        ir_count=5483 if parametrized else 299,
+        properties=props,
+        call_site=[Location("<module>", "/work/repro.py", 38), Location("forward", "/work/repro.py", 11)],
+        phases={"entire_frame_compile": compile_s, "bytecode_tracing": compile_s * 0.82, "build_guards": compile_s * 0.12},
+        spans=[
+            Span("entire_frame_compile", 1.0, compile_s, 1),
+            Span("bytecode_tracing", 1.01, compile_s * 0.82, 1),
+            Span("build_guards", 1.0 + compile_s * 0.85, compile_s * 0.12, 1),
+        ],
+    )
+    samples = Samples("builtin", 1000.0, 950.0, sum(s.samples for s in stacks), total, 0, stacks) if with_samples else None
+    s = Session(
+        schema_version=SCHEMA_VERSION,
+        run=run_info(),
+        capture=CaptureInfo(sampler="builtin" if with_samples else "none", requested_hz=1000.0),
+        frames=[f],
+        functions=t.functions,
+        samples=samples,
+        spans=[Span("script", 0.0, 5.0, 1)],
+    )
+    apply_attribution(s)
+    return s
+
+
+def make_session(frames: list[CompiledFrame], stacks: list[Stack] | None = None,
+                 functions: list[FunctionRef] | None = None) -> Session:
+    samples = None
+    if stacks is not None:
+        samples = Samples("builtin", 1000.0, 1000.0, sum(s.samples for s in stacks), sum(s.seconds for s in stacks), 0, stacks)
+    s = Session(SCHEMA_VERSION, run_info(), CaptureInfo(sampler="builtin" if stacks is not None else "none"),
+                frames=frames, functions=functions or [], samples=samples)
+    apply_attribution(s)
+    return s
