@@ -1,0 +1,80 @@
+"""Command-line entry point: ``dynaprof <command> ...``.
+
+Each subcommand is a module in this package exposing a ``COMMAND`` object that satisfies the
+``Command`` protocol (``dynaprof.cli.common``). ``main`` turns DynaprofError into one line on
+stderr and its exit status; nothing below the CLI prints or exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from dynaprof import __version__
+from dynaprof.cli.common import Command
+from dynaprof.errors import EXIT_BAD_INPUT, DynaprofError
+
+#: subcommand modules, in the order `--help` lists them
+_COMMAND_MODULES = (
+    "dynaprof.cli.run",
+    "dynaprof.cli.report",
+    "dynaprof.cli.compare",
+    "dynaprof.cli.check",
+    "dynaprof.cli.view",
+)
+
+
+def _commands() -> list[Command]:
+    out = []
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name == name:  # not written yet in this checkout
+                continue
+            raise
+        out.append(module.COMMAND)
+    return out
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse prints usage then exits 2; keep the status, make the message one clear line
+        self.print_usage(sys.stderr)
+        raise DynaprofError(f"{self.prog}: {message}", EXIT_BAD_INPUT)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="dynaprof",
+        description="Profile where torch.compile spends its compile time.",
+        epilog="Start with: dynaprof run your_script.py [args...]",
+    )
+    parser.add_argument("--version", action="version", version=f"dynaprof {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for cmd in _commands():
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.description)
+        cmd.prepare_parser(p)
+        p.set_defaults(_command=cmd)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_list = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+        cmd: Command | None = getattr(args, "_command", None)
+        if cmd is None:
+            parser.print_help(sys.stderr)
+            return EXIT_BAD_INPUT
+        return cmd.run(args)
+    except DynaprofError as e:
+        print(f"dynaprof: error: {e.message}" if not e.message.startswith("dynaprof") else e.message, file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("dynaprof: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

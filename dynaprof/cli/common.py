@@ -1,0 +1,58 @@
+"""What subcommands share: the Command protocol, loading inputs, writing outputs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Protocol
+
+from dynaprof.errors import DynaprofError
+from dynaprof.model.store import atomic_write
+from dynaprof.render.base import Files
+
+
+class Command(Protocol):
+    name: str
+    help: str
+    description: str
+
+    def prepare_parser(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def write_files(out_dir: Path, files: Files) -> list[Path]:
+    """Write renderer outputs atomically under ``out_dir``; returns the paths written."""
+    written = []
+    for rel, content in files.items():
+        path = out_dir / rel
+        atomic_write(path, content)
+        written.append(path)
+    return written
+
+
+def prepare_out_dir(path: Path, force: bool) -> Path:
+    """Create ``path``; refuse a non-empty existing folder unless ``force``."""
+    if path.exists() and not path.is_dir():
+        raise DynaprofError(f"{path} exists and is not a folder")
+    if path.is_dir() and any(path.iterdir()) and not force:
+        raise DynaprofError(f"{path} is not empty; pass --force to write into it anyway")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise DynaprofError(f"cannot create {path}: {e.strerror or e}") from e
+    return path
+
+
+def display_path(path: Path) -> str:
+    """A path as short as it can be while still working from the current folder."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def info(message: str) -> None:
+    """Progress and results go to stderr, so the profiled script owns stdout."""
+    print(message, file=sys.stderr, flush=True)
