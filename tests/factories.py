@@ -108,7 +108,9 @@ def seed_session(parametrized: bool = True, with_samples: bool = True) -> Sessio
             g = t("get_parametrized", SP + "torch/nn/utils/parametrize.py", 419, "traced")
             pf = t("Parametrization.forward", "/work/repro.py", 30, "traced")
             stacks.append(Stack("0/0", 0, 1, [*root, rdd, root[2]], [fwd, seq, lin, p, g, pf], int(secs * 1000), secs))
-    stacks.append(Stack("0/0", 0, 1, [*root], [fwd, seq, lin], 150 if parametrized else 180, 0.15 if parametrized else 0.18))
+    stacks.append(
+        Stack("0/0", 0, 1, [*root], [fwd, seq, lin], 150 if parametrized else 180, 0.15 if parametrized else 0.18)
+    )
     guards = t("CheckFunctionManager.__init__", DYN + "guards.py", 2700)
     gsec = 0.15 if parametrized else 0.06
     stacks.append(Stack("0/0", 0, 1, [root[0], guards], [], int(gsec * 1000), gsec))
@@ -118,27 +120,57 @@ def seed_session(parametrized: bool = True, with_samples: bool = True) -> Sessio
     props = []
     if parametrized:
         props = [
-            PropertyTrace("Linear.weight", "ParametrizedLinear", "weight", SP + "torch/nn/utils/parametrize.py", 419, True, 32, 32, 0.47),
-            PropertyTrace("Linear.bias", "ParametrizedLinear", "bias", SP + "torch/nn/utils/parametrize.py", 419, True, 32, 32, 0.41),
+            PropertyTrace(
+                "Linear.weight",
+                "ParametrizedLinear",
+                "weight",
+                SP + "torch/nn/utils/parametrize.py",
+                419,
+                True,
+                32,
+                32,
+                0.47,
+            ),
+            PropertyTrace(
+                "Linear.bias",
+                "ParametrizedLinear",
+                "bias",
+                SP + "torch/nn/utils/parametrize.py",
+                419,
+                True,
+                32,
+                32,
+                0.41,
+            ),
         ]
     f = frame(
         "0/0",
         compile_time_s=compile_s,
         guard_count=2639 if parametrized else 417,
-        guards=GuardStats(count=2639 if parametrized else 417, tree_leaf_count=1378 if parametrized else 277,
-                          tree_depth=17 if parametrized else 10, code_text_chars=765884 if parametrized else 180226),
+        guards=GuardStats(
+            count=2639 if parametrized else 417,
+            tree_leaf_count=1378 if parametrized else 277,
+            tree_depth=17 if parametrized else 10,
+            code_text_chars=765884 if parametrized else 180226,
+        ),
         inlined_calls=546 if parametrized else 34,
         ir_count=5483 if parametrized else 299,
         properties=props,
         call_site=[Location("<module>", "/work/repro.py", 38), Location("forward", "/work/repro.py", 11)],
-        phases={"entire_frame_compile": compile_s, "bytecode_tracing": compile_s * 0.82, "build_guards": compile_s * 0.12},
+        phases={
+            "entire_frame_compile": compile_s,
+            "bytecode_tracing": compile_s * 0.82,
+            "build_guards": compile_s * 0.12,
+        },
         spans=[
             Span("entire_frame_compile", 1.0, compile_s, 1),
             Span("bytecode_tracing", 1.01, compile_s * 0.82, 1),
             Span("build_guards", 1.0 + compile_s * 0.85, compile_s * 0.12, 1),
         ],
     )
-    samples = Samples("builtin", 1000.0, 950.0, sum(s.samples for s in stacks), total, 0, stacks) if with_samples else None
+    samples = (
+        Samples("builtin", 1000.0, 950.0, sum(s.samples for s in stacks), total, 0, stacks) if with_samples else None
+    )
     s = Session(
         schema_version=SCHEMA_VERSION,
         run=run_info(),
@@ -152,12 +184,21 @@ def seed_session(parametrized: bool = True, with_samples: bool = True) -> Sessio
     return s
 
 
-def make_session(frames: list[CompiledFrame], stacks: list[Stack] | None = None,
-                 functions: list[FunctionRef] | None = None) -> Session:
+def make_session(
+    frames: list[CompiledFrame], stacks: list[Stack] | None = None, functions: list[FunctionRef] | None = None
+) -> Session:
     samples = None
     if stacks is not None:
-        samples = Samples("builtin", 1000.0, 1000.0, sum(s.samples for s in stacks), sum(s.seconds for s in stacks), 0, stacks)
-    s = Session(SCHEMA_VERSION, run_info(), CaptureInfo(sampler="builtin" if stacks is not None else "none"),
-                frames=frames, functions=functions or [], samples=samples)
+        samples = Samples(
+            "builtin", 1000.0, 1000.0, sum(s.samples for s in stacks), sum(s.seconds for s in stacks), 0, stacks
+        )
+    s = Session(
+        SCHEMA_VERSION,
+        run_info(),
+        CaptureInfo(sampler="builtin" if stacks is not None else "none"),
+        frames=frames,
+        functions=functions or [],
+        samples=samples,
+    )
     apply_attribution(s)
     return s

@@ -7,7 +7,10 @@ order of ``CATEGORIES``:
 
 1. ``restarts``: the sample belongs to an attempt that was thrown away (attempt < final attempt).
 2. ``parametrization``: the traced stack passes through a ``@property`` injected by
-   ``torch.nn.utils.parametrize`` (or its getter ``get_parametrized``).
+   ``torch.nn.utils.parametrize`` (or its getter ``get_parametrized``). Samples without a traced
+   stack (py-spy cannot read frame locals) match when the compiler stack resolves a property
+   (``resolve_data_descriptor`` then ``tp_descr_get_impl``) in a frame where dynaprof measured
+   parametrized properties being traced.
 3. ``guard_building``: a compiler frame in ``torch/_dynamo/guards.py``.
 4. ``cpp_triton_compile``: C++/Triton compilation (Inductor's code cache, cpp builder, async
    compile workers, triton's compiler).
@@ -59,14 +62,29 @@ def is_parametrization(f: FunctionRef) -> bool:
     return f.kind == "property" or (f.kind == "traced" and f.name.endswith("get_parametrized"))
 
 
-def classify(stack: Stack, functions: Sequence[FunctionRef], final_attempt: int | None) -> str:
-    """The category of one stack; ``final_attempt`` is the frame's last attempt index."""
+def _resolves_property(compiler: Sequence[FunctionRef]) -> bool:
+    seen_resolve = False
+    for f in compiler:
+        if f.name.endswith("resolve_data_descriptor"):
+            seen_resolve = True
+        elif seen_resolve and f.name.endswith("tp_descr_get_impl"):
+            return True
+    return False
+
+
+def classify(
+    stack: Stack, functions: Sequence[FunctionRef], final_attempt: int | None, parametrized_frame: bool = False
+) -> str:
+    """The category of one stack; ``final_attempt`` is the frame's last attempt index and
+    ``parametrized_frame`` whether parametrized properties were traced in that frame."""
     if final_attempt is not None and stack.attempt < final_attempt:
         return "restarts"
     traced = [functions[i] for i in stack.traced]
     if any(is_parametrization(f) for f in traced):
         return "parametrization"
     compiler = [functions[i] for i in stack.compiler]
+    if not traced and parametrized_frame and _resolves_property(compiler):
+        return "parametrization"
     if _any_in(compiler, ("torch/_dynamo/guards.py",)):
         return "guard_building"
     if _any_in(compiler, _CPP_TRITON):
@@ -91,8 +109,11 @@ def stack_categories(session: Session) -> list[str]:
     if session.samples is None:
         return []
     finals = final_attempts(session)
+    parametrized = {f.key for f in session.frames if any(p.parametrized for p in f.properties)}
     return [
-        classify(st, session.functions, finals.get(st.frame) if st.frame is not None else None)
+        classify(
+            st, session.functions, finals.get(st.frame) if st.frame is not None else None, st.frame in parametrized
+        )
         for st in session.samples.stacks
     ]
 

@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(args_list)
+        args.argv = list(args_list)  # the command line as typed, for "how to reproduce" lines
         cmd: Command | None = getattr(args, "_command", None)
         if cmd is None:
             parser.print_help(sys.stderr)

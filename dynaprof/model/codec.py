@@ -89,7 +89,7 @@ def _decode(tp: Any, value: Any, path: str) -> Any:
                 kwargs[f.name] = _decode(hints[f.name], value[f.name], sub)
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise DecodeError(sub, "missing")
-        return tp(**kwargs)
+        return tp(**kwargs)  # type: ignore[operator]
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise DecodeError(path, f"expected a number, got {_kind(value)}")

@@ -25,6 +25,7 @@ def atomic_write(path: Path, data: str | bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
+            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
             with os.fdopen(fd, "wb") as fh:
                 fh.write(raw)
                 fh.flush()
@@ -40,8 +41,15 @@ def atomic_write(path: Path, data: str | bytes) -> None:
         raise DynaprofError(f"cannot write {path}: {e.strerror or e}") from e
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def session_to_text(session: Session) -> str:
-    return json.dumps(to_json(session), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    # compact: stacks are long integer lists, which indentation would put one per line
+    return json.dumps(to_json(session), ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
 
 
 def save_session(session: Session, run_dir: Path) -> Path:
@@ -103,8 +111,12 @@ def _check_references(session: Session, where: str) -> None:
     for i, st in enumerate(stacks):
         for idx in (*st.compiler, *st.traced):
             if not 0 <= idx < n:
-                raise SessionError(f"{where}: invalid session: samples.stacks[{i}] refers to function {idx}, table has {n}")
+                raise SessionError(
+                    f"{where}: invalid session: samples.stacks[{i}] refers to function {idx}, table has {n}"
+                )
     for i, ins in enumerate(session.inline_profile or []):
         for idx in ins.path:
             if not 0 <= idx < n:
-                raise SessionError(f"{where}: invalid session: inline_profile[{i}] refers to function {idx}, table has {n}")
+                raise SessionError(
+                    f"{where}: invalid session: inline_profile[{i}] refers to function {idx}, table has {n}"
+                )

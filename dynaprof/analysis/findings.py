@@ -1,0 +1,183 @@
+"""Findings: what a compiler engineer should look at first, each as one sentence with seconds.
+
+``findings(session)`` returns them heaviest first; ``hottest(session)`` is the sentence the
+terminal summary and the reports lead with. Sentences speak in the user's terms (their
+properties, their functions) and always carry seconds and share of compile time.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from dynaprof import fmt
+from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session, outermost_frames
+
+
+@dataclass(frozen=True)
+class Finding:
+    key: str
+    seconds: float
+    text: str
+
+
+def parametrization_summary(session: Session) -> tuple[int, float, list[tuple[str, int]]] | None:
+    """(number of parametrized properties, exact seconds, [(label, instances)]) or None."""
+    per_label: Counter[str] = Counter()
+    secs = 0.0
+    for f in session.frames:
+        for p in f.properties:
+            if p.parametrized:
+                per_label[p.label] += p.instances
+                secs += p.seconds
+    if not per_label:
+        return None
+    return sum(per_label.values()), secs, per_label.most_common()
+
+
+def _labels(items: list[tuple[str, int]], limit: int = 3) -> str:
+    shown = ", ".join(f"{label} x{n}" for label, n in items[:limit])
+    return shown + (f", +{len(items) - limit} more" if len(items) > limit else "")
+
+
+def _parametrization(session: Session, total: float) -> Finding | None:
+    summary = parametrization_summary(session)
+    sampled = session.attribution.get("parametrization", 0.0)
+    if summary is None:
+        if sampled <= 0:
+            return None
+        return Finding(
+            "parametrization",
+            sampled,
+            f"parametrization property tracing took {fmt.seconds(sampled)} "
+            f"({fmt.pct(sampled, total)} of compile, sampled)",
+        )
+    n, secs, items = summary
+    text = (
+        f"{n} parametrized properties ({_labels(items)}) took {fmt.seconds(secs)}, "
+        f"{fmt.pct(secs, total)} of compile: Dynamo traces the @property that "
+        f"nn.utils.parametrize injects for each parameter"
+    )
+    return Finding("parametrization", secs, text)
+
+
+def _restarts(session: Session, total: float) -> Finding | None:
+    frames = [f for f in session.frames if f.restarts > 0]
+    if not frames:
+        return None
+    wasted = sum(discarded_seconds(f) or 0.0 for f in frames)
+    sampled = session.attribution.get("restarts", 0.0)
+    wasted = wasted or sampled
+    n = sum(f.restarts for f in frames)
+    reasons = Counter(r for f in frames for r in f.restart_reasons)
+    why = f"; reason: {fmt.one_line(reasons.most_common(1)[0][0], 100)}" if reasons else ""
+    return Finding(
+        "restarts",
+        wasted,
+        f"{n} restart{'s' * (n != 1)} of analysis in {len(frames)} "
+        f"frame{'s' * (len(frames) != 1)} threw away {fmt.seconds(wasted)} "
+        f"({fmt.pct(wasted, total)} of compile){why}",
+    )
+
+
+def discarded_seconds(f: CompiledFrame) -> float | None:
+    """Time spent in attempts that were restarted (all but the last)."""
+    if f.restarts == 0:
+        return 0.0
+    durations = [a.duration_s for a in sorted(f.attempts, key=lambda a: a.index)[:-1]]
+    if durations and all(d is not None for d in durations):
+        return sum(d for d in durations if d is not None)
+    before = f.metrics.get("dynamo_time_before_restart_s")
+    return float(before) if isinstance(before, (int, float)) else None
+
+
+def _recompiles(session: Session, total: float) -> Finding | None:
+    groups: dict[tuple[int, str, str, int], list[CompiledFrame]] = defaultdict(list)
+    for f in session.frames:
+        groups[(f.generation, f.name, f.filename, f.lineno)].append(f)
+    worst = max(groups.values(), key=lambda g: (len(g), sum(f.compile_time_s or 0 for f in g)), default=[])
+    if len(worst) < 2:
+        return None
+    secs = sum(f.compile_time_s or 0.0 for f in worst[1:])
+    reason = next((f.recompile_reason for f in reversed(worst) if f.recompile_reason), None)
+    first = worst[0]
+    why = f"; last reason: {fmt.one_line(reason, 100)}" if reason else ""
+    return Finding(
+        "recompiles",
+        secs,
+        f"{first.name} ({fmt.location(first.filename, first.lineno)}) was "
+        f"recompiled {len(worst) - 1} time{'s' * (len(worst) > 2)}, {fmt.seconds(secs)} "
+        f"({fmt.pct(secs, total)} of compile){why}",
+    )
+
+
+def _graph_breaks(session: Session, total: float) -> Finding | None:
+    n = sum(f.graph_breaks for f in session.frames)
+    if n == 0:
+        return None
+    reasons = Counter(fmt.one_line(r.reason, 80) for f in session.frames for r in f.graph_break_reasons)
+    top = f"; most common: {reasons.most_common(1)[0][0]}" if reasons else ""
+    # a graph break costs the frames compiled after it; weigh it by its frames' compile time
+    secs = sum(f.compile_time_s or 0.0 for f in session.frames if f.graph_breaks)
+    return Finding(
+        "graph_breaks", secs * 0.5, f"{n} graph break{'s' * (n != 1)} split the code into more compiled frames{top}"
+    )
+
+
+def _top_category(session: Session, total: float) -> Finding | None:
+    attr = {k: v for k, v in session.attribution.items() if k not in ("parametrization", "restarts", "other")}
+    if not attr:
+        return None
+    cat, secs = max(attr.items(), key=lambda kv: kv[1])
+    if secs <= 0:
+        return None
+    return Finding(
+        f"category:{cat}",
+        secs,
+        f"{CATEGORY_LABELS.get(cat, cat)} took {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile, sampled)",
+    )
+
+
+def _slowest_frame(session: Session, total: float) -> Finding | None:
+    timed = [f for f in session.frames if f.compile_time_s is not None]
+    if not timed:
+        return None
+    f = max(timed, key=lambda f: f.compile_time_s or 0.0)
+    secs = f.compile_time_s or 0.0
+    return Finding(
+        "slowest_frame",
+        secs * 0.25,
+        f"slowest compile: {f.trace_id} {f.name} "
+        f"({fmt.location(f.filename, f.lineno)}) {fmt.seconds(secs)}, {fmt.count(f.guard_count)} guards",
+    )
+
+
+def findings(session: Session) -> list[Finding]:
+    total = session.total_compile_s
+    found = [
+        fn(session, total)
+        for fn in (_parametrization, _restarts, _recompiles, _graph_breaks, _top_category, _slowest_frame)
+    ]
+    return sorted((f for f in found if f is not None), key=lambda f: -f.seconds)
+
+
+def hottest(session: Session) -> str:
+    if not session.frames:
+        return "no torch.compile compilation happened in this run"
+    found = findings(session)
+    return found[0].text if found else "nothing stands out"
+
+
+def totals(session: Session) -> dict[str, float | int | None]:
+    """Run totals shown in every summary."""
+    frames = session.frames
+    guards = [f.guard_count for f in frames if f.guard_count is not None]
+    return {
+        "frames": len(frames),
+        "compile_s": session.total_compile_s,
+        "outermost_frames": len(outermost_frames(frames)),
+        "restarts": sum(f.restarts for f in frames),
+        "graph_breaks": sum(f.graph_breaks for f in frames),
+        "guards": sum(guards) if guards else None,
+        "failed": sum(1 for f in frames if f.status == "failed"),
+    }

@@ -1,0 +1,70 @@
+"""The capture journal: one JSON object per line, appended and flushed as events happen.
+
+The profiled script runs in a child process that writes here; the parent (or a later
+``dynaprof report``) assembles the session from it. Because every record is a complete line
+flushed to the OS, a script that crashes, calls ``os._exit`` or is killed leaves every record
+written before that moment; a torn last line is detected and skipped by the reader.
+
+Record types (key ``t``): start, torch, fn, stacks, compile_start, compile_end, span, metrics,
+guards, inline, reset, warn, sampler, end. ``dynaprof.ingest.assemble`` documents their fields.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+JOURNAL_FILE = "journal.jsonl"
+
+
+class JournalWriter:
+    """Thread-safe appender; ``disable()`` makes it a no-op (in forked children)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the run
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self.enabled = True
+
+    def write(self, record: dict[str, Any]) -> None:
+        if not self.enabled or os.getpid() != self._pid:
+            return
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=_fallback)
+        with self._lock:
+            if self._fh.closed:
+                return
+            self._fh.write(line + "\n")
+            self._fh.flush()
+
+    def disable(self) -> None:
+        self.enabled = False
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._fh.closed:
+                self._fh.close()
+
+
+def _fallback(obj: object) -> Any:
+    if isinstance(obj, (set, frozenset, tuple)):
+        return sorted(obj, key=str) if isinstance(obj, (set, frozenset)) else list(obj)
+    return str(obj)
+
+
+def read_journal(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """Yield (line number, record); record is None for a line that is not valid JSON (torn)."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                yield lineno, None
+                continue
+            yield lineno, rec if isinstance(rec, dict) else None

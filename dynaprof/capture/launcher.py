@@ -1,0 +1,117 @@
+"""The parent side of ``dynaprof run``: start the child, pass signals on, collect the outcome.
+
+The child inherits stdin, stdout, stderr, the working directory and the environment, so the
+script behaves as under plain ``python``. On an interactive terminal the child gets its own
+process group and the terminal's foreground, so Ctrl-C reaches the script exactly once (as it
+would without dynaprof) while the parent keeps running to save the profile. Signals sent to the
+parent itself (``kill``, ``timeout``) are forwarded to the child.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import FrameType
+
+from dynaprof.capture.child import CONFIG_ENV, ChildConfig
+
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+_BOOT = "import sys; sys.path.append({root!r}); from dynaprof.capture.child import main; main()"
+_FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@dataclass
+class LaunchResult:
+    exit_status: int
+    signal: int | None
+    wall_s: float
+    pid: int
+
+
+def _foreground_tty() -> int | None:
+    """The terminal's fd when we are its foreground job, else None."""
+    try:
+        fd = sys.stdin.fileno()
+        if os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp():
+            return fd
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def _take_foreground(fd: int) -> Callable[[], None]:
+    def preexec() -> None:  # runs in the child between fork and exec
+        os.setpgid(0, 0)
+        old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+        try:
+            os.tcsetpgrp(fd, os.getpgrp())
+        finally:
+            signal.signal(signal.SIGTTOU, old)
+
+    return preexec
+
+
+@contextmanager
+def _forward_signals(proc: subprocess.Popen[bytes]) -> Iterator[list[int]]:
+    received: list[int] = []
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        try:
+            proc.send_signal(signum)
+        except ProcessLookupError:
+            pass
+
+    old = {s: signal.signal(s, forward) for s in _FORWARDED}
+    try:
+        yield received
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def launch(cfg: ChildConfig, on_started: Callable[[int], None] | None = None) -> LaunchResult:
+    env = dict(os.environ)
+    env[CONFIG_ENV] = json.dumps(asdict(cfg))
+    tty = _foreground_tty()
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _BOOT.format(root=_PACKAGE_PARENT)],
+            env=env,
+            preexec_fn=_take_foreground(tty) if tty is not None else None,
+        )
+    except OSError as e:
+        from dynaprof.errors import DynaprofError
+
+        raise DynaprofError(f"cannot start {sys.executable}: {e.strerror or e}") from e
+    try:
+        with _forward_signals(proc):
+            if on_started is not None:
+                on_started(proc.pid)
+            rc = proc.wait()
+    finally:
+        if tty is not None:
+            _reclaim_foreground(tty)
+    wall = time.perf_counter() - t0
+    if rc < 0:
+        return LaunchResult(128 + (-rc), -rc, wall, proc.pid)
+    return LaunchResult(rc, None, wall, proc.pid)
+
+
+def _reclaim_foreground(fd: int) -> None:
+    old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    try:
+        os.tcsetpgrp(fd, os.getpgrp())
+    except OSError:
+        pass
+    finally:
+        signal.signal(signal.SIGTTOU, old)

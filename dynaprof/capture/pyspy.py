@@ -1,0 +1,226 @@
+"""``--sampler py-spy``: py-spy samples the child from outside; its samples are tagged with
+compile ids afterwards by time and thread.
+
+py-spy cannot read frame locals, so it gives the compiler view only (with C/C++ frames under
+``--native``); the traced-code view needs the builtin sampler. Rules from measuring py-spy here:
+its exit status is its own (the script's comes from the child), SIGINT makes it write its output
+and SIGTERM loses it, and blocking sampling above ~200 Hz slows deep Dynamo stacks a lot, so
+higher rates use ``--nonblocking`` (some samples then fail; the error count is reported).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from dynaprof.analysis.attribution import apply_attribution
+from dynaprof.model.session import CompiledFrame, FunctionRef, Samples, Session, Stack
+
+OUTPUT = "pyspy-trace.json"
+_COUNTS = re.compile(r"Samples:\s*(\d+)\s+Errors:\s*(\d+)")
+_COMPILE_FRAME = ("_compile", "torch/_dynamo/convert_frame.py")
+
+
+def find_pyspy() -> str | None:
+    here = Path(sys.executable).parent / "py-spy"
+    return str(here) if here.exists() else shutil.which("py-spy")
+
+
+def preflight() -> str | None:
+    """None when py-spy can sample a process here, else why not (one line)."""
+    exe = find_pyspy()
+    if exe is None:
+        return "py-spy is not installed (pip install py-spy)"
+    try:
+        out = subprocess.run([exe, "dump", "--pid", str(os.getpid())], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"py-spy failed to run: {e}"
+    if out.returncode != 0:
+        lines = (out.stderr or out.stdout).strip().splitlines() or ["unknown error"]
+        return f"py-spy cannot attach here: {lines[0][:200]}"
+    return None
+
+
+class PySpy:
+    def __init__(self, run_dir: Path, rate_hz: float, native: bool) -> None:
+        self.run_dir = run_dir
+        self.rate = rate_hz
+        self.native = native
+        self.out = run_dir / OUTPUT
+        self.proc: subprocess.Popen[str] | None = None
+        self.attach_ns = 0
+        self.counts: tuple[int, int] | None = None
+        self.notes: list[str] = []
+
+    def attach(self, pid: int) -> None:
+        exe = find_pyspy()
+        if exe is None:
+            self.notes.append("py-spy is not installed: no samples")
+            return
+        cmd = [
+            exe,
+            "record",
+            "--pid",
+            str(pid),
+            "--rate",
+            str(max(1, round(self.rate))),
+            "--format",
+            "chrometrace",
+            "-o",
+            str(self.out),
+            "--idle",
+        ]
+        if self.rate > 200:
+            cmd.append("--nonblocking")
+        if self.native:
+            cmd.append("--native")
+        self.attach_ns = time.time_ns()
+        try:
+            self.proc = subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+            )  # Ctrl-C must not reach py-spy twice
+        except OSError as e:
+            self.notes.append(f"py-spy could not start: {e}")
+
+    def finish(self) -> list[str]:
+        proc = self.proc
+        if proc is None:
+            return self.notes
+        try:
+            out, _ = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)  # SIGINT keeps its output; SIGTERM would lose it
+            out, _ = proc.communicate(timeout=20)
+        m = _COUNTS.search(out or "")
+        if m:
+            self.counts = (int(m.group(1)), int(m.group(2)))
+        if not self.out.exists() or self.out.stat().st_size == 0:
+            tail = " ".join((out or "").strip().splitlines()[-2:])[:300]
+            self.notes.append(f"py-spy wrote no samples (exit {proc.returncode}): {tail}")
+        elif self.counts and self.counts[1]:
+            n, err = self.counts
+            why = " (non-blocking sampling tears some stacks)" if self.rate > 200 else ""
+            self.notes.append(f"py-spy: {err} of {n + err} samples failed{why}")
+        return self.notes
+
+    def merge_into(self, session: Session) -> None:
+        """Turn py-spy's trace into session samples tagged with frame keys and attempts."""
+        if not self.out.exists() or self.out.stat().st_size == 0:
+            return
+        try:
+            events = json.loads(self.out.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            session.capture.warnings.append(f"cannot read py-spy output {self.out}: {e}")
+            return
+        intervals = _intervals(events if isinstance(events, list) else [])
+        stacks = _assign(session, intervals, self.rate, (self.attach_ns - _epoch_ns(session)) / 1e9)
+        err = self.counts[1] if self.counts else 0
+        window = sum(f.compile_time_s or 0.0 for f in session.frames)
+        samples = sum(s.samples for s in stacks)
+        session.samples = Samples(
+            "py-spy",
+            self.rate,
+            round(samples / window, 1) if window else None,
+            samples,
+            round(sum(s.seconds for s in stacks), 6),
+            err,
+            stacks,
+        )
+        session.artifacts["pyspy_trace"] = OUTPUT
+        session.capture.warnings.append(
+            "py-spy sampler: compiler view only (it cannot read frame locals, so "
+            "the traced-code view and parametrization detection need --sampler builtin)"
+        )
+        apply_attribution(session)
+
+
+def _epoch_ns(session: Session) -> int:
+    import datetime
+
+    try:
+        return int(datetime.datetime.fromisoformat(session.run.start_time).timestamp() * 1e9)
+    except ValueError:
+        return 0
+
+
+Interval = tuple[int, float, float, tuple[tuple[str, str, int], ...]]
+
+
+def _intervals(events: list[dict[str, Any]]) -> list[Interval]:
+    """(tid, start s, end s, stack) for every stretch where a thread's stack stayed the same."""
+    open_: dict[int, list[tuple[str, str, int]]] = {}
+    last: dict[int, float] = {}
+    out: list[Interval] = []
+    for ev in sorted(events, key=lambda e: (e.get("ts", 0), 0 if e.get("ph") == "E" else 1)):
+        tid = int(ev.get("tid", 0))
+        ts = float(ev.get("ts", 0)) / 1e6
+        stack = open_.setdefault(tid, [])
+        if stack and tid in last and ts > last[tid]:
+            out.append((tid, last[tid], ts, tuple(stack)))
+        last[tid] = ts
+        args = ev.get("args") or {}
+        name = str(ev.get("name", "?"))
+        if name.startswith("thread (") or name.startswith("process "):
+            continue
+        if ev.get("ph") == "B":
+            stack.append((name, str(args.get("filename", "")), int(args.get("line", 0) or 0)))
+        elif ev.get("ph") == "E" and stack:
+            stack.pop()
+    return out
+
+
+def _assign(session: Session, intervals: list[Interval], rate: float, attach_offset: float) -> list[Stack]:
+    index: dict[tuple[str, str, str], int] = {}
+    for i, fn in enumerate(session.functions):
+        index[(fn.name, fn.filename, fn.kind)] = i
+
+    def fid(name: str, filename: str, line: int) -> int:
+        kind = "native" if (not filename.endswith(".py") and filename) or not filename else "python"
+        key = (name, filename, kind)
+        if key not in index:
+            index[key] = len(session.functions)
+            session.functions.append(FunctionRef(name, filename, line, kind))
+        return index[key]
+
+    def compiling(stack: tuple[tuple[str, str, int], ...]) -> bool:
+        return any(n.endswith(_COMPILE_FRAME[0]) and f.endswith(_COMPILE_FRAME[1]) for n, f, _ in stack)
+
+    frames_by_tid: dict[int, list[CompiledFrame]] = {}
+    for f in session.frames:
+        frames_by_tid.setdefault(f.thread, []).append(f)
+    # align py-spy's clock on the first compile it saw, per thread; else on the attach time
+    offset = attach_offset
+    for tid, fl in frames_by_tid.items():
+        first = next((iv for iv in intervals if iv[0] == tid and compiling(iv[3])), None)
+        if first is not None:
+            offset = min(fl, key=lambda f: f.start_s).start_s - first[1]
+            break
+    agg: dict[tuple[Any, ...], list[float]] = {}
+    for tid, t0, t1, stack in intervals:
+        if not compiling(stack):
+            continue
+        mid = (t0 + t1) / 2 + offset
+        frame = None
+        for f in frames_by_tid.get(tid, []):
+            inside = f.start_s - 0.005 <= mid <= f.start_s + (f.compile_time_s or 0.0) + 0.005
+            if inside and (frame is None or f.start_s > frame.start_s):
+                frame = f  # the innermost (latest started) compile containing the stretch
+        attempt = 0
+        if frame is not None:
+            for a in frame.attempts:
+                if a.start_s is not None and a.start_s <= mid:
+                    attempt = a.index
+        ids = tuple(fid(n, fn, ln) for n, fn, ln in stack)
+        key = (frame.key if frame is not None else None, attempt, tid, ids)
+        cur = agg.setdefault(key, [0, 0.0])
+        cur[0] += max(1, round((t1 - t0) * rate))
+        cur[1] += t1 - t0
+    return [Stack(k[0], k[1], k[2], list(k[3]), [], int(v[0]), round(v[1], 9)) for k, v in agg.items()]

@@ -1,0 +1,166 @@
+"""Sampling the compiling thread's stacks, only while Dynamo compiles.
+
+Two mechanisms, chosen per thread:
+* main thread: a wall-clock interval timer (``ITIMER_REAL``/SIGALRM). The handler runs on the
+  compiling thread itself and reads its frame directly, so no GIL hand-off is needed and the
+  rate is close to what was asked. Used only when the script has no SIGALRM handler or alarm of
+  its own (we never steal its timer).
+* other threads (or when the timer is taken): a sampler thread reading
+  ``sys._current_frames()``. It needs the GIL, so its achieved rate is lower; it is reported.
+
+Each sample is weighted by the wall time since the previous sample of that thread, so sampled
+seconds add up to compile time whatever rate was achieved.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from dynaprof.capture.stacks import Aggregate, StackWalker
+
+#: (thread id) -> (frame key, attempt) of the innermost compile running on that thread
+CurrentWindow = Callable[[int], tuple[str | None, int] | None]
+
+
+class Sampler:
+    def __init__(
+        self,
+        walker: StackWalker,
+        rate_hz: float,
+        current: CurrentWindow,
+        emit: Callable[[list[list[Any]]], None],
+        use_signal: bool = True,
+    ) -> None:
+        self.walker = walker
+        self.interval = 1.0 / rate_hz
+        self.rate_hz = rate_hz
+        self.current = current
+        self.emit = emit
+        self.main_tid = threading.main_thread().ident
+        self.use_signal = use_signal and hasattr(signal, "setitimer")
+        self._armed = False
+        self._last_ns: dict[int, int] = {}
+        self._start_ns: dict[int, int] = {}
+        self._signal_agg = Aggregate()
+        self._thread_agg = Aggregate()
+        self._thread_lock = threading.Lock()
+        self._active: set[int] = set()
+        self._wake = threading.Event()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+        self.samples = 0
+        self.window_seconds = 0.0
+        self.notes: list[str] = []
+
+    # -- window bookkeeping (called on the compiling thread) -------------------------------
+    def window_started(self, tid: int) -> None:
+        now = time.perf_counter_ns()
+        self._last_ns[tid] = now
+        self._start_ns[tid] = now
+        if tid == self.main_tid and self.use_signal and self._arm():
+            return
+        self._active.add(tid)
+        self._ensure_thread()
+        self._wake.set()
+
+    def window_ended(self, tid: int) -> None:
+        start = self._start_ns.pop(tid, None)
+        if start is not None:
+            self.window_seconds += (time.perf_counter_ns() - start) / 1e9
+        self._last_ns.pop(tid, None)
+        if tid == self.main_tid and self._armed:
+            self._disarm()
+        self._active.discard(tid)
+        self.flush()
+
+    # -- signal timer on the main thread --------------------------------------------------
+    def _arm(self) -> bool:
+        if self._armed:
+            return True
+        current = signal.getsignal(signal.SIGALRM)
+        if current not in (signal.SIG_DFL, None) or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+            self.use_signal = False
+            self.notes.append("the script uses SIGALRM/alarm(); sampling from a thread instead (lower rate)")
+            return False
+        signal.signal(signal.SIGALRM, self._on_signal)
+        signal.siginterrupt(signal.SIGALRM, False)  # restart interrupted system calls
+        signal.setitimer(signal.ITIMER_REAL, self.interval, self.interval)
+        self._armed = True
+        return True
+
+    def _disarm(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        self._armed = False
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        tid = self.main_tid
+        last = self._last_ns.get(tid) if tid is not None else None
+        if last is None or frame is None or tid is None:
+            return
+        now = time.perf_counter_ns()
+        self._last_ns[tid] = now
+        self._record(frame, tid, (now - last) / 1e9, self._signal_agg)
+
+    # -- sampler thread for other threads ---------------------------------------------------
+    def _ensure_thread(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="dynaprof-sampler", daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stopped:
+            if not self._active:
+                self._wake.wait(0.5)
+                self._wake.clear()
+                continue
+            time.sleep(self.interval)
+            frames = sys._current_frames()
+            now = time.perf_counter_ns()
+            for tid in list(self._active):
+                frame = frames.get(tid)
+                last = self._last_ns.get(tid)
+                if frame is None or last is None:
+                    continue
+                self._last_ns[tid] = now
+                with self._thread_lock:
+                    self._record(frame, tid, (now - last) / 1e9, self._thread_agg)
+            del frames
+
+    # -- shared ----------------------------------------------------------------------------
+    def _record(self, frame: FrameType, tid: int, seconds: float, agg: Aggregate) -> None:
+        cur = self.current(tid)
+        key, fallback_attempt = cur if cur is not None else (None, 0)
+        compiler, traced, attempt = self.walker.walk(frame)
+        agg.add((key, fallback_attempt if attempt is None else attempt, tid, compiler, traced), seconds)
+        self.samples += 1
+
+    def flush(self) -> None:
+        """Hand aggregated samples to ``emit``; safe against a signal arriving meanwhile."""
+        old = self._signal_agg
+        self._signal_agg = Aggregate()
+        items = list(old.data.items())
+        with self._thread_lock:
+            items += list(self._thread_agg.data.items())
+            self._thread_agg = Aggregate()
+        if items:
+            self.emit([[k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), v[1]] for k, v in items])
+
+    def stop(self) -> None:
+        if self._armed:
+            self._disarm()
+        self._stopped = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+        self.flush()
+
+    @property
+    def achieved_hz(self) -> float | None:
+        return self.samples / self.window_seconds if self.window_seconds > 0 else None

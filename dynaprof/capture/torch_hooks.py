@@ -1,0 +1,582 @@
+"""Every touch of torch's private APIs, each guarded. Torch 2.4 through 2.13+.
+
+Hooks (each one optional; what could not be installed is reported as a warning and the facts it
+would have given are recorded as unknown):
+
+* ``convert_frame._compile``: wrapped to mark each frame compile (id, code, thread, wall time,
+  call site, outcome) and to start/stop the sampler.
+* ``utils.record_chromium_event_internal`` (2.5+): Dynamo's phase spans, cheaply (no payloads).
+* ``utils.log_compilation_event``: the CompilationMetrics of each compile.
+* ``torch._dynamo.reset``: counts reset generations (compile ids restart at 0/0 after it).
+* ``UserDefinedObjectVariable.resolve_data_descriptor``: exact time and count per traced
+  ``@property`` (parametrizations inject one per parameter).
+* ``InliningInstructionTranslator.inline_call``: inlined-call counts.
+* ``InstructionTranslatorBase.log_graph_break``: where each graph break happened.
+* ``config.dynamo_profiler`` + ``DynamoProfilerState.dump_stats`` (2.13): torch's own per-inline
+  tracing times, captured silently.
+* guard trees via the returned ``GuardedCode.guard_manager`` (sizes computed after the run, so
+  the walk never inflates compile time).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import re
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dynaprof.capture.stacks import FunctionKey, FunctionTable, Markers
+
+PARAMETRIZE_MODULE = "torch.nn.utils.parametrize"
+_METRIC_DROP = re.compile(r"(_config|stack_trace|^graph_node_shapes$|_keys$|^inductor_provenance$)")
+_GUARD_SOURCE = re.compile(r"#\s*(?:[^#]*?#\s*)?([^\s#][^#]*?):(\d+) in ([\w<>.]+)\s*$")
+
+
+def _private(module: str) -> Any:
+    """Import a torch-internal module, typed as Any: these APIs are private and move."""
+    return importlib.import_module(module)
+
+
+@dataclass
+class PropStat:
+    label: str
+    owner: str
+    name: str
+    getter_file: str
+    getter_line: int
+    parametrized: bool
+    count: int = 0
+    seconds: float = 0.0
+    instances: set[int] = field(default_factory=set)
+
+
+@dataclass
+class Window:
+    key: str
+    compile_id: str
+    tid: int
+    start_ns: int
+    attempt: int = 0
+    graph_breaks_before: dict[str, int] = field(default_factory=dict)
+    graph_break_sites: list[dict[str, Any]] = field(default_factory=list)
+    props: dict[tuple[str, str], PropStat] = field(default_factory=dict)
+    prop_depth: int = 0
+    inlines: int = 0
+
+
+def property_key(vt: Any, name: str, type_attr: Any) -> tuple[FunctionKey, PropStat] | None:
+    """Label a property Dynamo resolves: ("Linear.weight", ...) for parametrized Linear."""
+    fget = getattr(type_attr, "fget", None)
+    if not isinstance(type_attr, property) or fget is None:
+        return None
+    value = getattr(vt, "value", None)
+    owner = type(value).__name__ if value is not None else "?"
+    parametrized = getattr(fget, "__module__", "") == PARAMETRIZE_MODULE
+    shown = owner
+    if parametrized and owner.startswith("Parametrized") and len(owner) > len("Parametrized"):
+        shown = owner[len("Parametrized") :]  # the user's class: ParametrizedLinear -> Linear
+    label = f"{shown}.{name}"
+    code = getattr(fget, "__code__", None)
+    gfile = code.co_filename if code is not None else "?"
+    gline = code.co_firstlineno if code is not None else 0
+    return (label, gfile, gline, "property"), PropStat(label, owner, name, gfile, gline, parametrized)
+
+
+def _user_frame(filename: str) -> bool:
+    f = filename.replace("\\", "/")
+    return not ("/torch/" in f or "/dynaprof/" in f or f.startswith("<frozen") or "/runpy.py" in f)
+
+
+def call_site(limit: int = 12) -> list[list[Any]]:
+    """The user frames (outermost first) on the current thread that led to this compile."""
+    out = []
+    f = sys._getframe(2)
+    while f is not None:
+        if _user_frame(f.f_code.co_filename):
+            out.append([f.f_code.co_name, f.f_code.co_filename, f.f_lineno])
+        f = f.f_back  # type: ignore[assignment]
+    return list(reversed(out[:limit]))
+
+
+def _scalar_metrics(m: Any) -> dict[str, Any]:
+    try:
+        raw = dataclasses.asdict(m) if dataclasses.is_dataclass(m) and not isinstance(m, type) else dict(vars(m))
+    except Exception:
+        return {}
+    out: dict[str, Any] = {}
+    for k, v in raw.items():
+        if _METRIC_DROP.search(k):
+            continue
+        if isinstance(v, (set, frozenset, list, tuple)):
+            items = [str(x)[:4000] for x in v][:50]
+            out[k] = sorted(items) if isinstance(v, (set, frozenset)) else items
+        elif isinstance(v, str):
+            out[k] = v[:4000]
+        elif v is None or isinstance(v, (bool, int, float)):
+            out[k] = v
+    return out
+
+
+def guard_stats(gm: Any) -> dict[str, Any]:
+    """Size of a compiled frame's guard set: C++ tree leaves/managers/depth, printed code size."""
+    stats: dict[str, Any] = {}
+    root = getattr(gm, "root", None)
+    if root is not None and hasattr(root, "get_leaf_guards"):
+        leaves: set[int] = set()
+        managers = 0
+        depth = 0
+        todo: list[tuple[Any, int]] = [(root, 1)]
+        while todo:
+            mgr, d = todo.pop()
+            managers += 1
+            depth = max(depth, d)
+            for leaf in mgr.get_leaf_guards():
+                leaves.add(id(leaf))
+            children = list(mgr.get_child_managers())
+            if hasattr(mgr, "get_key_value_managers"):
+                for pair in mgr.get_key_value_managers().values():
+                    children.extend(x for x in pair if x is not None)
+            todo.extend((c, d + 1) for c in children)
+        if hasattr(root, "get_epilogue_lambda_guards"):
+            leaves.update(id(g) for g in root.get_epilogue_lambda_guards())
+        stats.update(tree_leaf_count=len(leaves), tree_manager_count=managers, tree_depth=depth)
+    try:
+        text = str(gm)
+    except Exception:
+        text = ""
+    if text and not text.startswith("<"):
+        lines = text.splitlines()
+        stats.update(code_text_chars=len(text), code_text_lines=len(lines))
+        sources: dict[str, int] = {}
+        for line in lines:
+            m = _GUARD_SOURCE.search(line)
+            if m:
+                src = f"{m.group(1).strip()}:{m.group(3)}"
+                sources[src] = sources.get(src, 0) + 1
+        stats["sources"] = dict(sorted(sources.items(), key=lambda kv: -kv[1])[:40])
+    return stats
+
+
+class Recorder:
+    """Owns the hooks and the per-thread compile windows of one profiled process."""
+
+    def __init__(self, emit: Callable[[dict[str, Any]], None], t0_ns: int, table: FunctionTable) -> None:
+        self.emit = emit
+        self.t0_ns = t0_ns
+        self.table = table
+        self.generation = 0
+        self.hooks: list[str] = []
+        self.windows: dict[int, list[Window]] = {}
+        self.on_window_start: Callable[[int], None] = lambda _tid: None
+        self.on_window_end: Callable[[int], None] = lambda _tid: None
+        self._pending_guards: list[tuple[str, Any]] = []
+        self._keys_used: set[str] = set()
+        self._key_by_cid: dict[str, str] = {}  # latest key given to each compile id
+        self.markers = Markers()
+        self._counters: Any = None
+
+    # -- time & helpers ---------------------------------------------------------------------
+    def rel(self, epoch_ns: float) -> float:
+        return round((epoch_ns - self.t0_ns) / 1e9, 6)
+
+    def current(self, tid: int) -> Window | None:
+        stack = self.windows.get(tid)
+        return stack[-1] if stack else None
+
+    def current_key(self, tid: int) -> tuple[str | None, int] | None:
+        w = self.current(tid)
+        return (w.key, w.attempt) if w is not None else None
+
+    def _key_for(self, compile_id: str) -> str:
+        """The compile id, made unique: after a reset ids repeat, so later ones get "#<gen>"."""
+        key = compile_id
+        if key in self._keys_used:
+            key = f"{compile_id}#{self.generation}"
+        base, n = key, 1
+        while key in self._keys_used:
+            n += 1
+            key = f"{base}~{n}"
+        self._keys_used.add(key)
+        self._key_by_cid[compile_id] = key
+        return key
+
+    def _key_of(self, compile_id: str | None, tid: int) -> str | None:
+        w = self.current(tid)
+        if w is not None and (compile_id is None or w.compile_id == compile_id):
+            return w.key
+        if compile_id is None:
+            return None
+        return self._key_by_cid.get(compile_id, compile_id)
+
+    def warn(self, message: str) -> None:
+        self.emit({"t": "warn", "msg": message})
+
+    def emit_functions(self) -> None:
+        new = self.table.take_new()
+        if new:
+            self.emit({"t": "fn", "items": new})
+
+    # -- installation -------------------------------------------------------------------------
+    def install(self, *, inline_profile: bool = True) -> None:
+        import torch
+
+        self.emit({"t": "torch", "version": str(torch.__version__)})
+        steps: list[tuple[str, Callable[[], None]]] = [
+            ("compile_windows", self._hook_compile),
+            ("phases", self._hook_chromium),
+            ("metrics", self._hook_metrics),
+            ("reset", self._hook_reset),
+            ("properties", self._hook_properties),
+            ("inlines", self._hook_inlines),
+            ("graph_breaks", self._hook_graph_breaks),
+            ("markers", self._install_markers),
+        ]
+        if inline_profile:
+            steps.append(("dynamo_profiler", self._hook_dynamo_profiler))
+        for name, fn in steps:
+            try:
+                fn()
+                self.hooks.append(name)
+            except Exception as e:  # a moved internal must not break the user's run
+                self.warn(f"torch {torch.__version__}: {name} not captured ({type(e).__name__}: {e})")
+        self.emit({"t": "hooks", "items": self.hooks})
+
+    def _hook_compile(self) -> None:
+        cf = _private("torch._dynamo.convert_frame")
+        counters = _private("torch._dynamo.utils").counters
+
+        self._counters = counters
+        orig = cf._compile
+        recorder = self
+
+        @functools.wraps(orig)
+        def _compile(*args: Any, **kwargs: Any) -> Any:
+            code = args[0] if args else kwargs.get("code")
+            cid = kwargs.get("compile_id")
+            win = recorder._begin(code, None if cid is None else str(cid))
+            try:
+                result = orig(*args, **kwargs)
+            except BaseException as e:
+                recorder._end(win, None, e)
+                raise
+            recorder._end(win, result, None)
+            return result
+
+        cf._compile = _compile
+
+    def _graph_break_counts(self) -> dict[str, int]:
+        if self._counters is None:
+            return {}
+        return dict(self._counters.get("graph_break", {}))
+
+    def _begin(self, code: Any, compile_id: str | None) -> Window:
+        tid = threading.get_ident()
+        cid = compile_id or "?"
+        win = Window(self._key_for(cid), cid, tid, time.time_ns(), graph_breaks_before=self._graph_break_counts())
+        stack = self.windows.setdefault(tid, [])
+        stack.append(win)
+        self.emit(
+            {
+                "t": "compile_start",
+                "key": win.key,
+                "cid": cid,
+                "gen": self.generation,
+                "tid": tid,
+                "thread_name": threading.current_thread().name,
+                "ts": self.rel(win.start_ns),
+                "name": getattr(code, "co_name", "?"),
+                "file": getattr(code, "co_filename", "?"),
+                "line": getattr(code, "co_firstlineno", 0),
+                "call_site": call_site(),
+            }
+        )
+        if len(stack) == 1:
+            self.on_window_start(tid)
+        return win
+
+    def _end(self, win: Window, result: Any, exc: BaseException | None) -> None:
+        end_ns = time.time_ns()
+        after = self._graph_break_counts()
+        new_breaks = {
+            r: n - win.graph_breaks_before.get(r, 0) for r, n in after.items() if n > win.graph_breaks_before.get(r, 0)
+        }
+        guarded = getattr(result, "guarded_code", result if hasattr(result, "guard_manager") else None)
+        gm = getattr(guarded, "guard_manager", None)
+        if gm is not None:
+            self._pending_guards.append((win.key, gm))
+        props = [
+            {
+                "label": p.label,
+                "owner": p.owner,
+                "name": p.name,
+                "getter_file": p.getter_file,
+                "getter_line": p.getter_line,
+                "parametrized": p.parametrized,
+                "count": p.count,
+                "instances": len(p.instances),
+                "seconds": round(p.seconds, 6),
+            }
+            for p in win.props.values()
+        ]
+        self.emit(
+            {
+                "t": "compile_end",
+                "key": win.key,
+                "ts": self.rel(end_ns),
+                "duration": round((end_ns - win.start_ns) / 1e9, 6),
+                "attempt": win.attempt,
+                "exc": None if exc is None else f"{type(exc).__name__}: {exc}"[:4000],
+                "exc_type": None if exc is None else type(exc).__name__,
+                "graph_breaks": sum(new_breaks.values()) if self._counters is not None else None,
+                "graph_break_reasons": [{"reason": r, "count": n} for r, n in new_breaks.items()],
+                "graph_break_sites": win.graph_break_sites,
+                "inlines": win.inlines if "inlines" in self.hooks else None,
+                "props": props,
+            }
+        )
+        stack = self.windows.get(win.tid, [])
+        if stack and stack[-1] is win:
+            stack.pop()
+        if not stack:
+            self.on_window_end(win.tid)
+        if len(self._pending_guards) > 256:
+            self.flush_guards()
+
+    def _hook_chromium(self) -> None:
+        du = _private("torch._dynamo.utils")
+
+        orig = du.record_chromium_event_internal
+
+        @functools.wraps(orig)
+        def record(event: Any, *a: Any, **k: Any) -> Any:
+            try:
+                self._on_chromium(event)
+            except Exception:
+                pass
+            return orig(event, *a, **k)
+
+        du.record_chromium_event_internal = record
+
+    def _on_chromium(self, event: dict[str, Any]) -> None:
+        name, ph = str(event.get("name", "?")), event.get("ph")
+        args = event.get("args") or {}
+        tid = threading.get_ident()
+        cid = args.get("compile_id")
+        if ph == "B" and name.startswith("compile_attempt_"):
+            win = self.current(tid)
+            if win is not None and name[16:].isdigit():
+                win.attempt = int(name[16:])
+        rec: dict[str, Any] = {
+            "t": "span",
+            "name": name,
+            "ph": ph,
+            "tid": tid,
+            "ts": self.rel(float(event.get("ts", 0)) * 1000),
+            "key": self._key_of(cid, tid),
+        }
+        if ph == "E" and name != "dynamo":
+            small = {k: v for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            if small:
+                rec["args"] = dict(list(small.items())[:20])
+        self.emit(rec)
+
+    def _hook_metrics(self) -> None:
+        du = _private("torch._dynamo.utils")
+
+        orig = du.log_compilation_event
+
+        @functools.wraps(orig)
+        def log(metrics: Any, *a: Any, **k: Any) -> Any:
+            try:
+                tid = threading.get_ident()
+                cid = getattr(metrics, "compile_id", None)
+                self.emit(
+                    {
+                        "t": "metrics",
+                        "key": self._key_of(None if cid is None else str(cid), tid),
+                        "tid": tid,
+                        "m": _scalar_metrics(metrics),
+                    }
+                )
+            except Exception:
+                pass
+            return orig(metrics, *a, **k)
+
+        du.log_compilation_event = log
+
+    def _hook_reset(self) -> None:
+        dynamo = _private("torch._dynamo")
+
+        orig = dynamo.reset
+
+        @functools.wraps(orig)
+        def reset(*a: Any, **k: Any) -> Any:
+            self.flush_guards()
+            out = orig(*a, **k)
+            self.generation += 1
+            self.emit({"t": "reset", "gen": self.generation, "ts": self.rel(time.time_ns())})
+            return out
+
+        dynamo.reset = reset  # torch.compiler.reset() calls torch._dynamo.reset() by attribute: covered
+
+    def _hook_properties(self) -> None:
+        UDO = _private("torch._dynamo.variables.user_defined").UserDefinedObjectVariable
+
+        orig = UDO.resolve_data_descriptor
+        self._rdd_code = orig.__code__
+        recorder = self
+
+        @functools.wraps(orig)
+        def resolve_data_descriptor(vt: Any, tx: Any, name: Any, type_attr: Any, *a: Any, **k: Any) -> Any:
+            win = recorder.current(threading.get_ident())
+            if win is None or not isinstance(type_attr, property):
+                return orig(vt, tx, name, type_attr, *a, **k)
+            outer = win.prop_depth == 0
+            win.prop_depth += 1
+            t = time.perf_counter_ns()
+            try:
+                return orig(vt, tx, name, type_attr, *a, **k)
+            finally:
+                win.prop_depth -= 1
+                recorder._count_property(win, vt, str(name), type_attr, (time.perf_counter_ns() - t) / 1e9, outer)
+
+        UDO.resolve_data_descriptor = resolve_data_descriptor
+
+    def _count_property(self, win: Window, vt: Any, name: str, type_attr: Any, seconds: float, outer: bool) -> None:
+        got = property_key(vt, name, type_attr)
+        if got is None:
+            return
+        (label, gfile, _gline, _kind), fresh = got
+        stat = win.props.setdefault((label, gfile), fresh)
+        stat.count += 1
+        stat.instances.add(id(getattr(vt, "value", vt)))
+        if outer:
+            stat.seconds += seconds
+
+    def _hook_inlines(self) -> None:
+        IIT = _private("torch._dynamo.symbolic_convert").InliningInstructionTranslator
+
+        orig = IIT.inline_call.__func__
+        recorder = self
+
+        def inline_call(cls: Any, *a: Any, **k: Any) -> Any:
+            win = recorder.current(threading.get_ident())
+            if win is not None:
+                win.inlines += 1
+            return orig(cls, *a, **k)
+
+        IIT.inline_call = classmethod(functools.wraps(orig)(inline_call))
+
+    def _hook_graph_breaks(self) -> None:
+        ITB = _private("torch._dynamo.symbolic_convert").InstructionTranslatorBase
+
+        orig = ITB.log_graph_break
+        recorder = self
+
+        @functools.wraps(orig)
+        def log_graph_break(tx: Any, code_options: Any, reason: Any, exc: Any, *a: Any, **k: Any) -> Any:
+            try:
+                win = recorder.current(threading.get_ident())
+                if win is not None and not getattr(exc, "logged", False):
+                    f_code = getattr(tx, "f_code", None)
+                    win.graph_break_sites.append(
+                        {
+                            "reason": str(reason)[:2000],
+                            "file": getattr(f_code, "co_filename", None),
+                            "line": getattr(tx, "lineno", None),
+                        }
+                    )
+            except Exception:
+                pass
+            return orig(tx, code_options, reason, exc, *a, **k)
+
+        ITB.log_graph_break = log_graph_break
+
+    def _install_markers(self) -> None:
+        cf = _private("torch._dynamo.convert_frame")
+        ITB = _private("torch._dynamo.symbolic_convert").InstructionTranslatorBase
+
+        run_code = ITB.run.__code__
+        prop_codes = frozenset({self._rdd_code}) if hasattr(self, "_rdd_code") else frozenset()
+        attempt_codes = frozenset({cf.compile_frame.__code__}) if hasattr(cf, "compile_frame") else frozenset()
+
+        def traced_code(local_vars: dict[str, Any]) -> tuple[Any, int] | None:
+            tx = local_vars.get("self")
+            code = getattr(tx, "f_code", None)
+            return (code, 0) if code is not None else None
+
+        def prop_key(local_vars: dict[str, Any]) -> FunctionKey | None:
+            got = property_key(local_vars.get("self"), str(local_vars.get("name")), local_vars.get("type_attr"))
+            return got[0] if got is not None else None
+
+        self.markers = Markers(frozenset({run_code}), prop_codes, traced_code, prop_key, attempt_codes)
+
+    def _hook_dynamo_profiler(self) -> None:
+        config = _private("torch._dynamo.config")
+        dp = _private("torch._dynamo.dynamo_profiler")
+
+        if config.dynamo_profiler:
+            self.warn("TORCH_COMPILE_DYNAMO_PROFILER is set: leaving torch's profiler output as it is")
+            return
+        recorder = self
+
+        def dump_stats(state: Any, output_file: Any = None) -> None:
+            timings = list(getattr(state, "timings", []))
+            state.timings.clear()
+            if timings:
+                recorder._emit_inline(timings)
+
+        dp.DynamoProfilerState.dump_stats = dump_stats
+        config.dynamo_profiler = True
+
+    def _emit_inline(self, timings: list[Any]) -> None:
+        tid = threading.get_ident()
+        agg: dict[tuple[int, ...], list[float]] = {}
+        for t in timings:
+            path = [self.table.key_id((str(n), str(f), int(ln), "traced")) for (n, f, ln) in t.call_stack]
+            path.append(self.table.key_id((str(t.func_name), str(t.filename), int(t.firstlineno), "traced")))
+            cur = agg.setdefault(tuple(path), [0, 0.0])
+            cur[0] += 1
+            cur[1] += t.tottime_ns / 1e9
+        self.emit_functions()
+        key = self._key_of(None, tid)
+        self.emit({"t": "inline", "key": key, "items": [[list(p), int(v[0]), round(v[1], 9)] for p, v in agg.items()]})
+
+    # -- end of run ---------------------------------------------------------------------------
+    def flush_guards(self) -> None:
+        pending, self._pending_guards = self._pending_guards, []
+        for key, gm in pending:
+            try:
+                stats = guard_stats(gm)
+            except Exception as e:
+                stats = {"error": f"{type(e).__name__}: {e}"}
+            self.emit({"t": "guards", "key": key, **stats})
+
+    def unfinished(self) -> list[Window]:
+        return [w for stack in self.windows.values() for w in stack]
+
+
+def install_trace_export(directory: str) -> None:
+    """Also write a TORCH_TRACE-compatible log (what tlparse reads) into ``directory``.
+
+    TORCH_TRACE is read only when torch is imported, so attach torch's own file handler now.
+    Note: any trace handler makes torch build every structured payload (a few % of compile)."""
+    import os
+
+    tli = _private("torch._logging._internal")
+
+    os.makedirs(directory, exist_ok=True)
+    handler = tli.LazyTraceHandler(directory)
+    handler.setFormatter(tli.TorchLogsFormatter(trace=True))
+    tli.trace_log.handlers.insert(0, handler)
+
+
+def format_exception_lines(exc: BaseException) -> list[str]:
+    return traceback.format_exception(type(exc), exc, exc.__traceback__)

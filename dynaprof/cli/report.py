@@ -1,0 +1,92 @@
+"""``dynaprof report PATH``: re-render every output from saved data, without re-running.
+
+PATH may be a run folder (or its session.json), a run folder whose dynaprof process died
+before saving (only its journal is there), or a TORCH_TRACE log file or folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from dynaprof.capture.journal import JOURNAL_FILE, read_journal
+from dynaprof.cli.common import info, prepare_out_dir
+from dynaprof.cli.outputs import add_render_options, print_written, render_options, render_outputs
+from dynaprof.errors import DynaprofError
+from dynaprof.ingest.assemble import ParentFacts, assemble
+from dynaprof.model.session import Session
+from dynaprof.model.store import SESSION_FILE, load_session
+from dynaprof.render.terminal import summary_text
+
+
+def _is_trace(path: Path) -> bool:
+    try:
+        from dynaprof.ingest.torch_trace import is_torch_trace
+    except ImportError:
+        return False
+    return bool(is_torch_trace(path))
+
+
+def load_any(path: Path, strict: bool = False) -> tuple[Session, Path, bool]:
+    """(session, the folder its side files live in, whether it came from a TORCH_TRACE log)."""
+    if not path.exists():
+        raise DynaprofError(f"{path}: no such file or folder")
+    if path.is_dir() and (path / SESSION_FILE).exists():
+        return load_session(path), path, False
+    if path.is_file() and path.name == SESSION_FILE:
+        return load_session(path), path.parent, False
+    if path.is_dir() and (path / JOURNAL_FILE).exists():
+        info(f"dynaprof: {path} has no session.json; rebuilding it from the capture journal")
+        facts = ParentFacts(
+            command=["dynaprof", "report", str(path)],
+            exit_status=None,
+            run_dir=str(path.resolve()),
+            notes=["rebuilt from the journal of a dynaprof run that did not finish saving"],
+        )
+        return assemble((r for _, r in read_journal(path / JOURNAL_FILE)), facts), path, False
+    if _is_trace(path):
+        from dynaprof.ingest.torch_trace import import_torch_trace
+
+        return import_torch_trace(path, strict=strict), path if path.is_dir() else path.parent, True
+    if path.is_file() and path.suffix == ".json":
+        return load_session(path), path.parent, False
+    raise DynaprofError(f"{path}: not a dynaprof run folder, session.json or TORCH_TRACE log")
+
+
+class ReportCommand:
+    name = "report"
+    help = "re-render every output of a saved run (or import a TORCH_TRACE log)"
+    description = (
+        "Writes session.json, the summary, reports, flamegraphs, call graph and timeline for PATH: "
+        "a dynaprof run folder or session.json (re-rendered in place unless -o), or a TORCH_TRACE "
+        "log file/folder (imported; written under ./dynaprof-runs/ unless -o)."
+    )
+
+    def prepare_parser(self, p: argparse.ArgumentParser) -> None:
+        p.add_argument("path", type=Path, metavar="PATH")
+        p.add_argument("-o", "--output", type=Path, metavar="DIR", help="write here instead")
+        p.add_argument("--force", action="store_true", help="write into an existing non-empty DIR")
+        p.add_argument("--strict", action="store_true", help="TORCH_TRACE import: fail on a malformed line")
+        p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
+        add_render_options(p)
+
+    def run(self, args: argparse.Namespace) -> int:
+        options = render_options(args)
+        session, source_dir, imported = load_any(args.path, args.strict)
+        if args.output is not None:
+            out_dir = prepare_out_dir(args.output, args.force)
+        elif imported:
+            from dynaprof.cli.run import default_run_dir
+
+            out_dir = prepare_out_dir(default_run_dir(args.path.resolve().name.split(".")[0] or "trace"), False)
+        else:
+            out_dir = source_dir
+        written, notes = render_outputs(session, out_dir, options, run_dir=source_dir)
+        if not args.quiet:
+            sys.stderr.write(summary_text(session, options.max_rows))
+            print_written(out_dir, written, notes)
+        return 0
+
+
+COMMAND = ReportCommand()

@@ -1,0 +1,178 @@
+"""``dynaprof run``: run a script as python would and profile every Dynamo compile in it."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+from pathlib import Path
+
+from dynaprof.capture.child import ChildConfig
+from dynaprof.capture.journal import JOURNAL_FILE, read_journal
+from dynaprof.capture.launcher import launch
+from dynaprof.cli.common import display_path, info, prepare_out_dir
+from dynaprof.cli.outputs import add_render_options, print_written, render_options, render_outputs
+from dynaprof.errors import DynaprofError
+from dynaprof.ingest.assemble import ParentFacts, assemble
+from dynaprof.render.terminal import summary_text
+
+RUNS_DIR = "dynaprof-runs"
+
+
+def default_run_dir(stem: str) -> Path:
+    """./dynaprof-runs/<script>-<timestamp>, made unique with a counter."""
+    base = Path(RUNS_DIR) / f"{stem}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
+
+
+def _target(args: argparse.Namespace) -> tuple[str, str, list[str]]:
+    if args.module:
+        module, *rest = args.module
+        if args.script:
+            rest += args.script
+        return "module", module, rest
+    script = list(args.script)
+    if script and script[0] == "--":
+        script = script[1:]
+    if not script:
+        raise DynaprofError("nothing to run: give a script (dynaprof run script.py [args]) or -m module")
+    path, *rest = script
+    p = Path(path)
+    if not p.exists():
+        raise DynaprofError(f"can't open file {path!r}: no such file")
+    if p.is_dir():
+        raise DynaprofError(f"can't run {path!r}: it is a folder (did you mean -m?)")
+    if not os.access(p, os.R_OK):
+        raise DynaprofError(f"can't open file {path!r}: permission denied")
+    return "script", path, rest
+
+
+class RunCommand:
+    name = "run"
+    help = "run a script (or -m module) and profile every torch.compile compile in it"
+    description = (
+        "Runs SCRIPT exactly as `python SCRIPT ARGS` would (same argv, __main__, sys.path[0], cwd, stdin "
+        "and exit status) and records every Dynamo frame compile: ids, phases, restarts, graph breaks, "
+        "recompiles, guards, and sampled stacks of where the compile time went."
+    )
+
+    def prepare_parser(self, p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "-o", "--output", type=Path, metavar="DIR", help=f"run folder (default: a new folder under ./{RUNS_DIR}/)"
+        )
+        p.add_argument("--force", action="store_true", help="write into an existing non-empty DIR")
+        p.add_argument(
+            "--sampler",
+            choices=("builtin", "py-spy", "none"),
+            default="builtin",
+            help="stack sampler during compiles (default: builtin, in-process)",
+        )
+        p.add_argument(
+            "--rate",
+            type=float,
+            default=None,
+            metavar="HZ",
+            help="samples per second of wall time (default 1000 builtin, 100 py-spy)",
+        )
+        p.add_argument("--native", action="store_true", help="with --sampler py-spy: include C/C++ frames")
+        p.add_argument(
+            "--cprofile",
+            action="store_true",
+            help="also run cProfile during compiles (exact call counts; slows compiles ~2x)",
+        )
+        p.add_argument(
+            "--torch-trace", type=Path, metavar="DIR", help="also write a TORCH_TRACE log (for tlparse) into DIR"
+        )
+        p.add_argument(
+            "--inline-profile",
+            action="store_true",
+            help="also enable torch's built-in Dynamo profiler (per-inline trace times; torch 2.13's "
+            "profiler crashes compiles that restart after a graph break)",
+        )
+        p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
+        add_render_options(p)
+        p.add_argument(
+            "-m",
+            dest="module",
+            nargs=argparse.REMAINDER,
+            metavar="MODULE ...",
+            help="run a library module as a script (like python -m)",
+        )
+        p.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]")
+
+    def run(self, args: argparse.Namespace) -> int:
+        kind, target, rest = _target(args)
+        options = render_options(args)
+        if args.rate is None:
+            args.rate = 100.0 if args.sampler == "py-spy" else 1000.0
+        if not 0 < args.rate <= 20000:
+            raise DynaprofError(f"--rate must be between 0 and 20000 samples per second, got {args.rate:g}")
+        if args.native and args.sampler != "py-spy":
+            raise DynaprofError("--native needs --sampler py-spy (native frames come from py-spy)")
+        if args.sampler == "py-spy":
+            from dynaprof.capture.pyspy import preflight
+
+            why = preflight()
+            if why is not None:
+                info(f"dynaprof: {why}; falling back to the builtin sampler")
+                args.sampler, args.rate, args.native = "builtin", 1000.0, False
+        stem = Path(target).stem if kind == "script" else target.rsplit(".", 1)[-1]
+        run_dir = prepare_out_dir(args.output or default_run_dir(stem), args.force).resolve()
+        journal = run_dir / JOURNAL_FILE
+        if journal.exists():
+            journal.unlink()
+        cfg = ChildConfig(
+            journal=str(journal),
+            kind=kind,
+            target=target,
+            args=rest,
+            sampler=args.sampler if args.sampler != "py-spy" else "none",
+            rate_hz=args.rate,
+            inline_profile=args.inline_profile,
+            cprofile_dir=str(run_dir / "cprofile") if args.cprofile else None,
+            torch_trace_dir=str(args.torch_trace.resolve()) if args.torch_trace else None,
+        )
+        if not args.quiet:
+            info(f"dynaprof: profiling {target} -> {display_path(run_dir)}/")
+        pyspy = None
+        if args.sampler == "py-spy":
+            from dynaprof.capture.pyspy import PySpy
+
+            pyspy = PySpy(run_dir, args.rate, args.native)
+        result = launch(cfg, on_started=pyspy.attach if pyspy else None)
+        notes = pyspy.finish() if pyspy else []
+        facts = ParentFacts(
+            command=["dynaprof", *args.argv],
+            exit_status=result.exit_status,
+            signal=result.signal,
+            wall_s=round(result.wall_s, 6),
+            sampler=args.sampler,
+            requested_hz=args.rate if args.sampler != "none" else None,
+            native=args.native,
+            cprofile=args.cprofile,
+            torch_trace_dir=str(args.torch_trace) if args.torch_trace else None,
+            run_dir=str(run_dir),
+            notes=notes,
+        )
+        session = assemble((rec for _, rec in read_journal(journal)), facts) if journal.exists() else None
+        if session is None:
+            raise DynaprofError(
+                f"the script did not start ({target}); exit status {result.exit_status}", result.exit_status or 1
+            )
+        if pyspy is not None:
+            pyspy.merge_into(session)
+        written, render_notes = render_outputs(session, run_dir, options)
+        journal.unlink(missing_ok=True)
+        if not args.quiet:
+            info("")
+            sys.stderr.write(summary_text(session, options.max_rows))
+            print_written(run_dir, written, render_notes)
+        return result.exit_status
+
+
+COMMAND = RunCommand()

@@ -1,0 +1,75 @@
+"""Small text formatting helpers shared by analysis sentences and renderers."""
+
+from __future__ import annotations
+
+import re
+
+_SITE = re.compile(r".*/(?:site|dist)-packages/")
+
+
+def seconds(s: float | None) -> str:
+    """Human duration: 1.23 s, 45.6 ms, 789 us; '?' when unknown."""
+    if s is None:
+        return "?"
+    if s >= 100:
+        return f"{s:.0f} s"
+    if s >= 1:
+        return f"{s:.2f} s"
+    if s >= 0.001:
+        return f"{s * 1e3:.1f} ms" if s < 0.1 else f"{s * 1e3:.0f} ms"
+    if s > 0:
+        return f"{s * 1e6:.0f} us"
+    return "0 s"
+
+
+def pct(part: float, whole: float | None) -> str:
+    if not whole:
+        return "?"
+    return f"{100.0 * part / whole:.0f}%"
+
+
+def short_path(path: str) -> str:
+    """Strip site-packages and long prefixes: torch/_dynamo/guards.py, repro.py."""
+    path = path.replace("\\", "/")
+    m = _SITE.match(path)
+    if m:
+        return path[m.end() :]
+    return path
+
+
+def location(filename: str, lineno: int | None) -> str:
+    base = short_path(filename)
+    if "/" in base and not base.startswith("torch/"):
+        base = base.rsplit("/", 1)[1]
+    return f"{base}:{lineno}" if lineno else base
+
+
+def count(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    """Collapse whitespace (user text may hold newlines) and cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def terminal_safe(text: str) -> str:
+    """User text for a terminal: no escape sequences or control characters, one line."""
+    return "".join(c if c.isprintable() else "?" for c in " ".join(text.split()))
+
+
+def table(headers: list[str], rows: list[list[str]], align: str = "") -> list[str]:
+    """Plain-text columns; ``align`` holds 'l'/'r' per column (default: left)."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+
+    def line(cells: list[str]) -> str:
+        out = []
+        for i, c in enumerate(cells):
+            right = i < len(align) and align[i] == "r"
+            out.append(c.rjust(widths[i]) if right else c.ljust(widths[i]))
+        return "  ".join(out).rstrip()
+
+    return [line(headers), *(line(r) for r in rows)]

@@ -1,0 +1,396 @@
+"""Journal records -> Session (pure; no torch). See ``dynaprof.capture.journal`` for the writer.
+
+Records (``t`` field) and what they carry:
+  start          pid, argv, cwd, python, platform, hostname, epoch_ns, dynaprof, target, kind, rank
+  torch/hooks    torch version; names of the hooks that were installed
+  warn           msg (shown in the session's capture warnings)
+  fn             items: [id, name, filename, firstlineno, kind]  (function table, ids as in stacks)
+  compile_start  key, cid, gen, tid, thread_name, ts, name, file, line, call_site
+  compile_end    key, ts, duration, attempt, exc, exc_type, graph_breaks, graph_break_reasons,
+                 graph_break_sites, inlines, props
+  span           key, name, ph (B/E/i), ts, tid, args       (Dynamo's dynamo_timed phases)
+  metrics        key, tid, m (CompilationMetrics, scalars only)
+  guards         key + guard tree / guard code sizes
+  inline         key, items: [[path ids], calls, self seconds]   (torch's Dynamo profiler)
+  stacks         items: [key, attempt, tid, [compiler ids], [traced ids], samples, seconds]
+  sampler        source, requested_hz, samples, seconds, notes
+  cprofile       files {key: path}, merged
+  unfinished     key (a compile still running when the process ended)
+  device, reset, end (exit_status, reason, ts)
+All ``ts`` are seconds since the run started.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dynaprof import __version__
+from dynaprof.analysis.attribution import apply_attribution
+from dynaprof.model.session import (
+    SCHEMA_VERSION,
+    Attempt,
+    CaptureInfo,
+    CompiledFrame,
+    FunctionRef,
+    GraphBreak,
+    InlineStack,
+    Location,
+    PropertyTrace,
+    RunInfo,
+    Samples,
+    Session,
+    Span,
+    Stack,
+)
+
+#: CompilationMetrics fields kept verbatim in CompiledFrame.metrics (the rest have own fields)
+KEPT_METRICS = (
+    "entire_frame_compile_time_s",
+    "backend_compile_time_s",
+    "inductor_compile_time_s",
+    "code_gen_time_s",
+    "dynamo_time_before_restart_s",
+    "cache_size",
+    "accumulated_cache_size",
+    "structured_logging_overhead_s",
+    "gc_time_us",
+    "guard_latency_us",
+    "num_graph_breaks",
+    "param_count",
+    "param_numel",
+    "has_guarded_code",
+    "is_forward",
+    "triton_compile_time_us",
+    "joint_graph_pass_time_us",
+    "pre_grad_pass_time_us",
+    "post_grad_pass_time_us",
+    "remote_cache_time_saved_s",
+    "frame_key",
+)
+
+
+@dataclass
+class ParentFacts:
+    """What only the launching process knows."""
+
+    command: list[str]
+    exit_status: int | None
+    signal: int | None = None
+    wall_s: float | None = None
+    sampler: str = "builtin"
+    requested_hz: float | None = None
+    native: bool = False
+    cprofile: bool = False
+    torch_trace_dir: str | None = None
+    run_dir: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.start: dict[str, Any] = {}
+        self.end: dict[str, Any] | None = None
+        self.torch_version: str | None = None
+        self.device: str | None = None
+        self.hooks: list[str] = []
+        self.warnings: list[str] = []
+        self.fn_ids: dict[int, int] = {}
+        self.functions: list[FunctionRef] = []
+        self.frames: dict[str, CompiledFrame] = {}
+        self.open_spans: dict[tuple[str | None, int, str], list[float]] = {}
+        self.run_spans: list[Span] = []
+        self.stacks: dict[tuple[Any, ...], list[float]] = {}
+        self.inline: dict[tuple[Any, ...], list[float]] = {}
+        self.sampler: dict[str, Any] | None = None
+        self.cprofile: dict[str, Any] | None = None
+        self.torn = 0
+
+    # -- per record ---------------------------------------------------------------------------
+    def feed(self, r: dict[str, Any]) -> None:
+        handler = getattr(self, "_on_" + str(r.get("t")), None)
+        if handler is not None:
+            try:
+                handler(r)
+            except (KeyError, TypeError, ValueError, IndexError) as e:
+                self.warnings.append(f"skipped a malformed {r.get('t')} record ({type(e).__name__}: {e})")
+
+    def _on_start(self, r: dict[str, Any]) -> None:
+        self.start = r
+
+    def _on_end(self, r: dict[str, Any]) -> None:
+        self.end = r
+
+    def _on_torch(self, r: dict[str, Any]) -> None:
+        self.torch_version = r.get("version")
+
+    def _on_device(self, r: dict[str, Any]) -> None:
+        self.device = r.get("device")
+
+    def _on_hooks(self, r: dict[str, Any]) -> None:
+        self.hooks = [str(h) for h in r.get("items", [])]
+
+    def _on_warn(self, r: dict[str, Any]) -> None:
+        msg = str(r.get("msg", ""))
+        if msg not in self.warnings:
+            self.warnings.append(msg)
+
+    def _on_fn(self, r: dict[str, Any]) -> None:
+        for fid, name, filename, lineno, kind in r["items"]:
+            if int(fid) not in self.fn_ids:
+                self.fn_ids[int(fid)] = len(self.functions)
+                self.functions.append(FunctionRef(str(name), str(filename), int(lineno), str(kind)))
+
+    def _on_compile_start(self, r: dict[str, Any]) -> None:
+        key = str(r["key"])
+        self.frames[key] = CompiledFrame(
+            key=key,
+            compile_id=str(r["cid"]),
+            trace_id=str(r["cid"]),
+            generation=int(r.get("gen", 0)),
+            name=str(r["name"]),
+            filename=str(r["file"]),
+            lineno=int(r["line"]),
+            thread=int(r["tid"]),
+            thread_name=str(r.get("thread_name", "")),
+            start_s=float(r["ts"]),
+            compile_time_s=None,
+            status="unfinished",
+            call_site=[Location(str(n), str(f), int(ln)) for n, f, ln in r.get("call_site", [])],
+        )
+
+    def _on_compile_end(self, r: dict[str, Any]) -> None:
+        f = self.frames.get(str(r["key"]))
+        if f is None:
+            return
+        f.metrics["window_s"] = float(r["duration"])
+        if f.compile_time_s is None:
+            f.compile_time_s = float(r["duration"])
+        f.restarts = max(f.restarts, int(r.get("attempt") or 0))
+        if f.status == "unfinished":
+            f.status = "ok"
+        if r.get("exc"):
+            f.metrics["exception"] = str(r["exc"])
+        if r.get("graph_breaks") is not None:
+            f.graph_breaks = int(r["graph_breaks"])
+        sites = r.get("graph_break_sites") or []
+        if sites:
+            f.graph_break_reasons = [GraphBreak(str(s["reason"]), s.get("file"), s.get("line")) for s in sites]
+        else:
+            f.graph_break_reasons = [GraphBreak(str(g["reason"])) for g in r.get("graph_break_reasons", [])]
+        if r.get("graph_breaks") is None and sites:
+            f.graph_breaks = len(sites)
+        f.inlined_calls = r.get("inlines")
+        f.properties = [PropertyTrace(**p) for p in r.get("props", [])]
+        f.properties.sort(key=lambda p: -p.seconds)
+
+    def _on_unfinished(self, r: dict[str, Any]) -> None:
+        f = self.frames.get(str(r["key"]))
+        if f is not None:
+            f.status = "unfinished"
+
+    def _on_span(self, r: dict[str, Any]) -> None:
+        key = r.get("key")
+        tid = int(r.get("tid", 0))
+        name = str(r["name"])
+        ts = float(r["ts"])
+        slot = (key, tid, name)
+        if r.get("ph") == "B":
+            self.open_spans.setdefault(slot, []).append(ts)
+            return
+        if r.get("ph") != "E":
+            return
+        starts = self.open_spans.get(slot)
+        if not starts:
+            return
+        begin = starts.pop()
+        span = Span(name, begin, round(max(0.0, ts - begin), 6), tid, dict(r.get("args") or {}))
+        frame = self.frames.get(key) if key is not None else None
+        if frame is None:
+            self.run_spans.append(span)
+            return
+        frame.spans.append(span)
+        frame.phases[name] = round(frame.phases.get(name, 0.0) + span.duration_s, 6)
+        if name.startswith("compile_attempt_") and name[16:].isdigit():
+            idx = int(name[16:])
+            frame.attempts.append(Attempt(idx, begin, span.duration_s))
+            frame.restarts = max(frame.restarts, idx)
+
+    def _on_metrics(self, r: dict[str, Any]) -> None:
+        f = self.frames.get(str(r.get("key")))
+        if f is None:
+            return
+        m = r.get("m") or {}
+        if isinstance(m.get("entire_frame_compile_time_s"), (int, float)):
+            f.compile_time_s = float(m["entire_frame_compile_time_s"])
+        reasons = m.get("restart_reasons")
+        if isinstance(reasons, list):
+            f.restart_reasons = [str(x) for x in reasons]
+        for attr, name in (
+            ("guard_count", "guard_count"),
+            ("graph_op_count", "graph_op_count"),
+            ("graph_node_count", "graph_node_count"),
+            ("graph_input_count", "graph_input_count"),
+            ("ir_count", "ir_count"),
+        ):
+            if isinstance(m.get(name), int):
+                setattr(f, attr, m[name])
+        f.guards.count = f.guard_count
+        if isinstance(m.get("shape_env_guard_count"), int):
+            f.guards.shape_env_count = m["shape_env_guard_count"]
+        if isinstance(m.get("guard_latency_us"), (int, float)):
+            f.guards.latency_us = float(m["guard_latency_us"])
+        if m.get("recompile_reason"):
+            f.recompile_reason = str(m["recompile_reason"])
+        if m.get("fail_type"):
+            f.status = "failed"
+            f.fail_type = str(m["fail_type"])
+            f.fail_reason = str(m.get("fail_reason") or "")
+        for name in KEPT_METRICS:
+            if name in m and m[name] is not None:
+                f.metrics[name] = m[name]
+
+    def _on_guards(self, r: dict[str, Any]) -> None:
+        f = self.frames.get(str(r.get("key")))
+        if f is None:
+            return
+        g = f.guards
+        for name in ("tree_leaf_count", "tree_manager_count", "tree_depth", "code_text_chars", "code_text_lines"):
+            if isinstance(r.get(name), int):
+                setattr(g, name, r[name])
+        if isinstance(r.get("sources"), dict):
+            g.sources = {str(k): int(v) for k, v in r["sources"].items()}
+
+    def _ids(self, raw: Iterable[Any]) -> tuple[int, ...]:
+        return tuple(self.fn_ids[int(i)] for i in raw)
+
+    def _on_stacks(self, r: dict[str, Any]) -> None:
+        for key, attempt, tid, compiler, traced, n, secs in r["items"]:
+            k = (key, int(attempt), int(tid), self._ids(compiler), self._ids(traced))
+            cur = self.stacks.setdefault(k, [0, 0.0])
+            cur[0] += int(n)
+            cur[1] += float(secs)
+
+    def _on_inline(self, r: dict[str, Any]) -> None:
+        for path, calls, secs in r["items"]:
+            k = (r.get("key"), self._ids(path))
+            cur = self.inline.setdefault(k, [0, 0.0])
+            cur[0] += int(calls)
+            cur[1] += float(secs)
+
+    def _on_sampler(self, r: dict[str, Any]) -> None:
+        self.sampler = r
+        for note in r.get("notes", []):
+            self._on_warn({"msg": note})
+
+    def _on_cprofile(self, r: dict[str, Any]) -> None:
+        self.cprofile = r
+
+
+def assemble(records: Iterable[dict[str, Any] | None], facts: ParentFacts) -> Session:
+    b = _Builder()
+    for rec in records:
+        if rec is None:
+            b.torn += 1
+            continue
+        b.feed(rec)
+    return _session(b, facts)
+
+
+def _session(b: _Builder, facts: ParentFacts) -> Session:
+    start = b.start
+    complete = b.end is not None
+    exit_status = facts.exit_status if facts.exit_status is not None else (b.end or {}).get("exit_status")
+    if facts.signal is not None and (b.end or {}).get("reason") != "signal":
+        reason = "signal"
+    elif b.end is not None:
+        reason = str(b.end.get("reason", "exited"))
+    else:
+        reason = "lost"  # ended without cleanup: os._exit, a crash, or killed
+    warnings = list(facts.notes) + b.warnings
+    if b.torn:
+        warnings.append(f"{b.torn} journal line(s) were cut off and skipped")
+    if not complete:
+        warnings.append(
+            "the script ended without dynaprof's cleanup (os._exit, a crash or a kill): "
+            "the profile holds what was recorded up to then"
+        )
+    frames = sorted(b.frames.values(), key=lambda f: (f.start_s, f.key))
+    for f in frames:
+        f.attempts.sort(key=lambda a: a.index)
+        if f.restarts:
+            f.trace_id = f"{f.compile_id}_{f.restarts}"
+    stacks = [
+        Stack(k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), round(v[1], 9))
+        for k, v in sorted(b.stacks.items(), key=lambda kv: (str(kv[0][0]), -kv[1][1]))
+    ]
+    samples = None
+    if facts.sampler != "none" and (b.sampler is not None or stacks):
+        count = sum(s.samples for s in stacks)
+        secs = sum(s.seconds for s in stacks)
+        window = float((b.sampler or {}).get("seconds") or 0.0)
+        requested = float(facts.requested_hz or (b.sampler or {}).get("requested_hz") or 0.0)
+        samples = Samples(
+            str((b.sampler or {}).get("source", facts.sampler)),
+            requested,
+            round(count / window, 1) if window > 0 else None,
+            count,
+            round(secs, 6),
+            0,
+            stacks,
+        )
+    inline = [InlineStack(k[0], list(k[1]), int(v[0]), round(v[1], 9)) for k, v in b.inline.items()] or None
+    artifacts: dict[str, str] = {}
+    if b.cprofile and facts.run_dir:
+        for key, path in (b.cprofile.get("files") or {}).items():
+            rel = os.path.relpath(path, facts.run_dir)
+            if key in b.frames:
+                b.frames[key].cprofile = rel
+        if b.cprofile.get("merged"):
+            artifacts["cprofile"] = os.path.relpath(b.cprofile["merged"], facts.run_dir)
+    wall = facts.wall_s if facts.wall_s is not None else (b.end or {}).get("ts")
+    run = RunInfo(
+        command=facts.command,
+        target=str(start.get("target", "?")),
+        argv=[str(a) for a in start.get("argv", [])],
+        cwd=str(start.get("cwd", "")),
+        python_version=str(start.get("python", "")),
+        torch_version=b.torch_version,
+        dynaprof_version=str(start.get("dynaprof", __version__)),
+        platform=str(start.get("platform", "")),
+        hostname=str(start.get("hostname", "")),
+        device=b.device,
+        start_time=_iso(start.get("epoch_ns")),
+        wall_s=wall,
+        exit_status=exit_status,
+        end_reason=reason,
+        complete=complete and facts.signal is None,
+        pid=start.get("pid"),
+        rank=start.get("rank"),
+        world_size=start.get("world_size"),
+    )
+    capture = CaptureInfo(
+        sampler=facts.sampler,
+        requested_hz=facts.requested_hz,
+        native=facts.native,
+        cprofile=facts.cprofile,
+        torch_trace_dir=facts.torch_trace_dir,
+        hooks=b.hooks,
+        warnings=warnings,
+    )
+    spans = list(b.run_spans)
+    if wall is not None:
+        spans.insert(0, Span("script", 0.0, float(wall), int(start.get("tid") or 0)))
+    session = Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
+    apply_attribution(session)
+    return session
+
+
+def _iso(epoch_ns: Any) -> str:
+    import datetime
+
+    if not isinstance(epoch_ns, int):
+        return ""
+    return datetime.datetime.fromtimestamp(epoch_ns / 1e9, tz=datetime.timezone.utc).isoformat(timespec="milliseconds")

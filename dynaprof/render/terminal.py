@@ -1,0 +1,89 @@
+"""The compact summary printed at the end of ``dynaprof run`` (and saved as summary.txt)."""
+
+from __future__ import annotations
+
+from dynaprof import fmt
+from dynaprof.analysis.findings import findings, hottest, parametrization_summary, totals
+from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, CompiledFrame, Session
+from dynaprof.render.base import Files, RenderContext
+
+
+def _frame_row(f: CompiledFrame) -> list[str]:
+    where = fmt.terminal_safe(f"{f.name} ({fmt.location(f.filename, f.lineno)})")
+    status = "" if f.status == "ok" else f" [{f.status}]"
+    return [
+        fmt.terminal_safe(f.trace_id) + ("" if f.key == f.compile_id else f" (after reset {f.generation})"),
+        fmt.one_line(where, 60) + status,
+        fmt.seconds(f.compile_time_s),
+        str(f.restarts),
+        str(f.graph_breaks),
+        fmt.count(f.guard_count),
+        fmt.count(f.inlined_calls),
+    ]
+
+
+def summary_text(session: Session, max_rows: int = 12) -> str:
+    run = session.run
+    lines: list[str] = []
+    t = totals(session)
+    total = float(t["compile_s"] or 0.0)
+    status = (
+        f"exited {run.exit_status}" if run.end_reason == "exited" else f"{run.end_reason} (status {run.exit_status})"
+    )
+    lines.append(
+        f"dynaprof: {fmt.terminal_safe(run.target)} {status} after {fmt.seconds(run.wall_s)}; "
+        f"torch {run.torch_version or '?'}, {run.device or 'device ?'}"
+    )
+    if not session.frames:
+        lines.append("  no torch.compile compilation happened in this run (nothing to profile)")
+        return "\n".join(lines) + "\n"
+    frames = sorted(session.frames, key=lambda f: -(f.compile_time_s or 0.0))
+    shown, rest = frames[:max_rows], frames[max_rows:]
+    lines.append("")
+    table = fmt.table(
+        ["compile id", "frame", "time", "restarts", "breaks", "guards", "inlined"],
+        [_frame_row(f) for f in shown],
+        "llrrrrr",
+    )
+    lines += ["  " + row for row in table]
+    if rest:
+        rest_s = sum(f.compile_time_s or 0.0 for f in rest)
+        lines.append(f"  ... and {len(rest)} more frames ({fmt.seconds(rest_s)})")
+    lines.append("")
+    lines.append(
+        f"  total: {t['frames']} compiled frame{'s' * (t['frames'] != 1)}, {fmt.seconds(total)} compile, "
+        f"{t['restarts']} restarts, {t['graph_breaks']} graph breaks, {fmt.count(t['guards'])} guards"  # type: ignore[arg-type]
+        + (f", {t['failed']} failed" if t["failed"] else "")
+    )
+    if session.samples is not None and session.attribution:
+        s = session.samples
+        rate = f"{s.achieved_hz:.0f} Hz" if s.achieved_hz else "?"
+        lines.append("")
+        lines.append(f"  where the compile time went (sampled: {s.count:,} samples, {rate} achieved):")
+        cats = [(c, session.attribution.get(c, 0.0)) for c in CATEGORIES]
+        cats = [(c, v) for c, v in cats if v > 0]
+        cats.sort(key=lambda cv: -cv[1])
+        sampled = sum(v for _, v in cats)
+        for c, v in cats:
+            lines.append(f"    {CATEGORY_LABELS[c]:<36} {fmt.seconds(v):>9}  {fmt.pct(v, sampled):>4}")
+    elif session.capture.sampler == "none":
+        lines.append("  (sampling was off: no attribution; run without --sampler none to see where time went)")
+    para = parametrization_summary(session)
+    if para is not None:
+        n, secs, items = para
+        props = ", ".join(f"{fmt.terminal_safe(label)} x{k}" for label, k in items[:6])
+        lines.append(f"  parametrized properties ({n}, measured exactly): {props}; {fmt.seconds(secs)}")
+    lines.append("")
+    found = findings(session)
+    lines.append(f"  hottest: {fmt.terminal_safe(found[0].text if found else hottest(session))}")
+    for extra in found[1:4]:
+        lines.append(f"    also: {fmt.terminal_safe(extra.text)}")
+    for w in session.capture.warnings[:5]:
+        lines.append(f"  note: {fmt.one_line(fmt.terminal_safe(w), 200)}")
+    if len(session.capture.warnings) > 5:
+        lines.append(f"  ({len(session.capture.warnings) - 5} more notes in session.json)")
+    return "\n".join(lines) + "\n"
+
+
+def render_summary_file(ctx: RenderContext) -> Files:
+    return {"summary.txt": summary_text(ctx.session, ctx.options.max_rows)}

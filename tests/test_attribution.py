@@ -1,0 +1,109 @@
+"""Attribution rules on hand-built stacks: every second lands in exactly one category."""
+
+from __future__ import annotations
+
+import pytest
+
+from dynaprof.analysis.attribution import attribute, classify, property_seconds
+from dynaprof.model import CATEGORIES, PropertyTrace, Stack
+from tests.factories import DYN, SP, FunctionTable, frame, make_session, seed_session
+
+
+def _stack(
+    t: FunctionTable, compiler: list[tuple[str, str]], traced: list[tuple[str, str, str]] = (), attempt: int = 0
+) -> Stack:
+    return Stack("0/0", attempt, 1, [t(n, f) for n, f in compiler], [t(n, f, 1, k) for n, f, k in traced], 1, 0.1)
+
+
+CASES = [
+    ([("f", DYN + "guards.py")], [], "guard_building"),
+    (
+        [
+            ("compile_fx", SP + "torch/_inductor/compile_fx.py"),
+            ("CppBuilder.build", SP + "torch/_inductor/cpp_builder.py"),
+        ],
+        [],
+        "cpp_triton_compile",
+    ),
+    ([("codegen", SP + "torch/_inductor/scheduler.py")], [], "inductor_codegen"),
+    ([("aot_module_simplified", SP + "torch/_functorch/aot_autograd.py")], [], "aot_autograd"),
+    (
+        [("run", DYN + "symbolic_convert.py"), ("_wrap", DYN + "variables/builder.py")],
+        [("forward", "/u.py", "traced")],
+        "fake_tensor",
+    ),
+    ([("run", DYN + "symbolic_convert.py")], [("forward", "/u.py", "traced")], "user_tracing"),
+    ([("_find_and_load", "<frozen importlib._bootstrap>")], [], "other"),
+    (
+        [("run", DYN + "symbolic_convert.py")],
+        [("forward", "/u.py", "traced"), ("Linear.weight", SP + "torch/nn/utils/parametrize.py", "property")],
+        "parametrization",
+    ),
+    (
+        [("run", DYN + "symbolic_convert.py")],
+        [("forward", "/u.py", "traced"), ("get_parametrized", SP + "torch/nn/utils/parametrize.py", "traced")],
+        "parametrization",
+    ),
+    # a property that is not a parametrization is ordinary user-code tracing
+    (
+        [("run", DYN + "symbolic_convert.py")],
+        [("forward", "/u.py", "traced"), ("Foo.bar", "/u.py", "property")],
+        "user_tracing",
+    ),
+]
+
+
+@pytest.mark.parametrize("compiler, traced, expected", CASES)
+def test_rules(compiler: list[tuple[str, str]], traced: list[tuple[str, str, str]], expected: str) -> None:
+    t = FunctionTable()
+    assert classify(_stack(t, compiler, traced), t.functions, final_attempt=0) == expected
+
+
+def test_discarded_attempts_are_restarts_whatever_they_did() -> None:
+    t = FunctionTable()
+    st = _stack(t, [("f", DYN + "guards.py")], attempt=0)
+    assert classify(st, t.functions, final_attempt=1) == "restarts"
+    st = _stack(t, [("f", DYN + "guards.py")], attempt=1)
+    assert classify(st, t.functions, final_attempt=1) == "guard_building"
+
+
+def test_pyspy_stacks_match_parametrization_only_in_parametrized_frames() -> None:
+    t = FunctionTable()
+    st = _stack(
+        t,
+        [
+            ("UserDefinedObjectVariable.resolve_data_descriptor", DYN + "variables/user_defined.py"),
+            ("PropertyVariable.tp_descr_get_impl", DYN + "variables/functions.py"),
+        ],
+    )
+    assert classify(st, t.functions, 0, parametrized_frame=True) == "parametrization"
+    assert classify(st, t.functions, 0, parametrized_frame=False) == "other"
+
+
+def test_totals_add_up_and_each_category_is_present() -> None:
+    s = seed_session()
+    run, per_frame = attribute(s)
+    assert set(run) == set(CATEGORIES)
+    assert sum(run.values()) == pytest.approx(s.samples.seconds)  # type: ignore[union-attr]
+    assert per_frame["0/0"] == run
+    assert max(run, key=run.__getitem__) == "parametrization"
+
+
+def test_restart_time_is_attributed_per_frame() -> None:
+    t = FunctionTable()
+    f = frame("0/0", restarts=1)
+    stacks = [
+        _stack(t, [("run", DYN + "symbolic_convert.py")], [("f", "/u.py", "traced")], attempt=0),
+        _stack(t, [("run", DYN + "symbolic_convert.py")], [("f", "/u.py", "traced")], attempt=1),
+    ]
+    s = make_session([f], stacks, t.functions)
+    assert s.attribution["restarts"] == pytest.approx(0.1)
+    assert s.frames[0].attribution["user_tracing"] == pytest.approx(0.1)
+
+
+def test_property_seconds_breaks_parametrization_down() -> None:
+    s = seed_session()
+    secs = property_seconds(s)
+    assert set(secs) == {"Linear.weight", "Linear.bias"}
+    assert secs["Linear.weight"] == pytest.approx(0.45)
+    assert isinstance(s.frames[0].properties[0], PropertyTrace)

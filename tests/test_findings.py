@@ -1,0 +1,54 @@
+"""Findings: the sentences that lead every summary."""
+
+from __future__ import annotations
+
+from dynaprof.analysis.findings import discarded_seconds, findings, hottest, totals
+from dynaprof.model import Attempt, GraphBreak
+from tests.factories import frame, make_session, seed_session
+
+
+def test_seed_names_parametrization_in_user_terms() -> None:
+    text = hottest(seed_session())
+    assert text.startswith(
+        "64 parametrized properties (Linear.weight x32, Linear.bias x32) took 880 ms, 73% of compile"
+    )
+
+
+def test_plain_run_names_the_largest_category() -> None:
+    assert "other user-code tracing" in hottest(seed_session(False))
+
+
+def test_no_compile_says_so() -> None:
+    assert hottest(make_session([])) == "no torch.compile compilation happened in this run"
+
+
+def test_restarts_count_and_waste() -> None:
+    f = frame(
+        "0/0",
+        restarts=2,
+        restart_reasons=["graph break in helper"],
+        compile_time_s=1.0,
+        attempts=[Attempt(0, 1.0, 0.3), Attempt(1, 1.3, 0.2), Attempt(2, 1.5, 0.5)],
+    )
+    assert discarded_seconds(f) == 0.5
+    found = {x.key: x for x in findings(make_session([f]))}
+    assert found["restarts"].text.startswith("2 restarts of analysis in 1 frame threw away 500 ms (50% of compile)")
+    assert "graph break in helper" in found["restarts"].text
+
+
+def test_recompiles_are_grouped_by_code_location() -> None:
+    frames = [
+        frame("0/0", start_s=0.0),
+        frame("0/1", start_s=2.0, recompile_reason="tensor 'x' dtype mismatch"),
+        frame("0/2", start_s=4.0, recompile_reason="tensor 'x' size mismatch"),
+    ]
+    found = {x.key: x for x in findings(make_session(frames))}
+    assert "recompiled 2 times" in found["recompiles"].text
+    assert "size mismatch" in found["recompiles"].text
+
+
+def test_graph_break_totals() -> None:
+    f = frame("0/0", graph_breaks=2, graph_break_reasons=[GraphBreak("print"), GraphBreak("print")])
+    t = totals(make_session([f, frame("1/0", start_s=3)]))
+    assert t["graph_breaks"] == 2 and t["frames"] == 2
+    assert any(x.key == "graph_breaks" for x in findings(make_session([f])))

@@ -1,0 +1,109 @@
+"""Session model: JSON round trip, schema checks, and one-line errors for bad files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dynaprof.errors import SessionError
+from dynaprof.model import SCHEMA_VERSION, load_session, save_session
+from dynaprof.model.codec import to_json
+from dynaprof.model.session import outermost_frames
+from dynaprof.model.store import session_from_text, session_to_text
+from tests.factories import frame, make_session, seed_session
+
+
+def test_round_trip_is_lossless(tmp_path: Path) -> None:
+    s = seed_session()
+    save_session(s, tmp_path)
+    assert load_session(tmp_path) == s
+    assert load_session(tmp_path / "session.json") == s
+
+
+def test_required_frame_keys_are_present() -> None:
+    data = json.loads(session_to_text(seed_session()))
+    assert data["schema_version"] == SCHEMA_VERSION
+    for key in ("command", "torch_version", "python_version", "device", "start_time", "exit_status"):
+        assert key in data["run"]
+    f = data["frames"][0]
+    for key, typ in (
+        ("compile_id", str),
+        ("name", str),
+        ("filename", str),
+        ("lineno", int),
+        ("compile_time_s", float),
+        ("restarts", int),
+        ("restart_reasons", list),
+        ("graph_breaks", int),
+        ("guard_count", int),
+        ("phases", dict),
+    ):
+        assert isinstance(f[key], typ), key
+    assert "parametrization" in data["attribution"]
+    assert "parametrization" in f["attribution"]
+
+
+def test_unknown_stays_null() -> None:
+    s = make_session([frame("0/0", guard_count=None, compile_time_s=None)])
+    data = json.loads(session_to_text(s))
+    assert data["frames"][0]["guard_count"] is None
+    assert data["frames"][0]["compile_time_s"] is None
+
+
+def test_save_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    save_session(seed_session(), tmp_path)
+    save_session(seed_session(False), tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.json"]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "not valid JSON"),
+        ('{"schema_version": 1, "run": ', "not valid JSON"),
+        ("[1, 2]", "not a dynaprof session"),
+        ('{"schema_version": "1"}', "schema_version must be an integer"),
+        ('{"schema_version": 99}', "newer dynaprof"),
+        ('{"schema_version": 0}', "unknown schema_version"),
+    ],
+)
+def test_bad_files_give_one_line_errors(text: str, message: str) -> None:
+    with pytest.raises(SessionError) as exc:
+        session_from_text(text, "x/session.json")
+    assert message in str(exc.value)
+    assert "\n" not in str(exc.value)
+    assert str(exc.value).startswith("x/session.json")
+
+
+def test_wrong_types_name_the_field() -> None:
+    data = to_json(seed_session())
+    data["frames"][0]["restarts"] = "three"
+    with pytest.raises(SessionError, match=r"frames\[0\]\.restarts: expected an integer"):
+        session_from_text(json.dumps(data))
+    data = to_json(seed_session())
+    del data["frames"][0]["compile_id"]
+    with pytest.raises(SessionError, match=r"frames\[0\]\.compile_id: missing"):
+        session_from_text(json.dumps(data))
+
+
+def test_out_of_range_function_index_is_rejected() -> None:
+    data = to_json(seed_session())
+    data["samples"]["stacks"][0]["compiler"].append(10_000)
+    with pytest.raises(SessionError, match="refers to function 10000"):
+        session_from_text(json.dumps(data))
+
+
+def test_missing_file_and_unreadable_folder(tmp_path: Path) -> None:
+    with pytest.raises(SessionError, match="no such file"):
+        load_session(tmp_path / "nope")
+
+
+def test_outermost_frames_do_not_double_count_nested_compiles() -> None:
+    outer = frame("0/0", start_s=1.0, compile_time_s=2.0, thread=1)
+    inner = frame("1/0", start_s=1.5, compile_time_s=0.5, thread=1)
+    other = frame("2/0", start_s=1.5, compile_time_s=0.5, thread=2)
+    s = make_session([outer, inner, other])
+    assert {f.key for f in outermost_frames(s.frames)} == {"0/0", "2/0"}
+    assert s.total_compile_s == pytest.approx(2.5)

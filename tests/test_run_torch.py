@@ -1,0 +1,111 @@
+"""End to end: `dynaprof run` on the samples with real torch (eager backend, CPU)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dynaprof.model import load_session
+from tests.conftest import SAMPLES, CliResult, profile, run_dynaprof
+
+pytestmark = pytest.mark.torch
+
+
+def test_seed_parametrized_has_one_forward_frame_and_many_more_guards(seed_runs: dict[str, CliResult]) -> None:
+    p, q = seed_runs["parametrized"], seed_runs["plain"]
+    assert p.returncode == 0, p.stderr
+    assert q.returncode == 0, q.stderr
+    sp, sq = load_session(p.run_dir), load_session(q.run_dir)
+    assert [f.name for f in sp.frames] == ["forward"]
+    assert [f.name for f in sq.frames] == ["forward"]
+    fp, fq = sp.frames[0], sq.frames[0]
+    assert fp.guard_count is not None and fq.guard_count is not None
+    assert fp.guard_count >= 4 * fq.guard_count
+    assert fp.compile_id == "0/0" and fp.restarts == 0 and fp.graph_breaks == 0
+    # the exact property timers see all 64 parametrized parameters
+    assert sum(pr.instances for pr in fp.properties if pr.parametrized) == 64
+    assert {pr.label for pr in fp.properties if pr.parametrized} == {"Linear.weight", "Linear.bias"}
+    assert not fq.properties
+    # facts torch 2.13 exposes are known, not guessed
+    assert fp.inlined_calls and fp.inlined_calls > 10 * (fq.inlined_calls or 1)
+    assert fp.ir_count and fp.guards.tree_leaf_count and fp.guards.code_text_chars
+    assert fp.guards.tree_leaf_count > fq.guards.tree_leaf_count  # type: ignore[operator]
+    assert "bytecode_tracing" in fp.phases and "build_guards" in fp.phases
+    assert fp.compile_time_s and fp.compile_time_s > 0
+    assert sp.run.torch_version and sp.run.device == "cpu" and sp.run.exit_status == 0 and sp.run.complete
+
+
+def test_seed_attribution_names_parametrization(seed_runs: dict[str, CliResult]) -> None:
+    sp = load_session(seed_runs["parametrized"].run_dir)
+    assert sp.samples is not None and sp.samples.count > 50
+    cat = max(sp.attribution, key=sp.attribution.__getitem__)
+    assert cat == "parametrization"
+    assert sp.frames[0].attribution["parametrization"] > 0
+    assert "64 parametrized properties" in seed_runs["parametrized"].stderr
+    sq = load_session(seed_runs["plain"].run_dir)
+    assert sq.attribution["parametrization"] == 0
+
+
+def test_summary_lists_frames_totals_finding_and_paths(seed_runs: dict[str, CliResult]) -> None:
+    err = seed_runs["parametrized"].stderr
+    assert "compile id" in err and "0/0" in err and "forward" in err
+    assert "total: 1 compiled frame" in err
+    assert "hottest: 64 parametrized properties" in err
+    assert "wrote " in err and "session.json" in err
+
+
+def test_restart_sample_records_restarts_with_reasons(tmp_path: Path) -> None:
+    r = profile(tmp_path, [str(SAMPLES / "restart_analysis.py")])
+    assert r.returncode == 0, r.stderr
+    s = load_session(r.run_dir)
+    fwd = next(f for f in s.frames if f.name == "forward")
+    assert fwd.restarts >= 1 and fwd.trace_id == f"{fwd.compile_id}_{fwd.restarts}"
+    assert fwd.restart_reasons and any("graph_break" in x for x in fwd.restart_reasons)
+    assert [a.index for a in fwd.attempts] == list(range(fwd.restarts + 1))
+    assert s.attribution["restarts"] > 0  # time of the discarded attempt is kept and labelled
+
+
+def test_graph_breaks_and_recompiles_are_counted(tmp_path: Path) -> None:
+    r = profile(tmp_path, [str(SAMPLES / "graph_breaks_recompiles.py")])
+    assert r.returncode == 0, r.stderr
+    s = load_session(r.run_dir)
+    steps = [f for f in s.frames if f.name == "step"]
+    resumes = [f for f in s.frames if f.name.startswith("torch_dynamo_resume_in_step")]
+    assert [f.compile_id for f in steps] == ["0/0", "0/1", "0/2"]
+    assert len(resumes) == 3
+    assert sum(f.graph_breaks for f in s.frames) == 3
+    assert all(f.graph_breaks == 1 for f in steps)
+    assert all("print" in f.graph_break_reasons[0].reason for f in steps)
+    assert steps[0].graph_break_reasons[0].lineno is not None
+    assert steps[0].recompile_reason is None
+    assert steps[1].recompile_reason and "mismatch" in steps[1].recompile_reason
+    assert "recompiled 2 times" in r.stderr
+
+
+def test_crash_after_compile_keeps_what_was_compiled(tmp_path: Path) -> None:
+    (tmp_path / "crash.py").write_text(
+        "import torch\n"
+        "f = torch.compile(lambda x: x.sin() + 1, backend='eager')\n"
+        "f(torch.ones(3))\n"
+        "raise RuntimeError('after compiling')\n"
+    )
+    r = profile(tmp_path, ["crash.py"])
+    assert r.returncode == 1
+    assert "RuntimeError: after compiling" in r.stderr
+    s = load_session(r.run_dir)
+    assert len(s.frames) == 1 and s.frames[0].status == "ok"
+    assert s.run.end_reason == "exception"
+
+
+def test_report_reproduces_the_outputs(seed_runs: dict[str, CliResult], tmp_path: Path) -> None:
+    src = seed_runs["parametrized"].run_dir
+    out = tmp_path / "again"
+    proc = run_dynaprof(["report", str(src), "-o", str(out)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    originals = {p.relative_to(src) for p in src.rglob("*") if p.is_file()}
+    again = {p.relative_to(out) for p in out.rglob("*") if p.is_file()}
+    assert again >= {p for p in originals if not str(p).startswith(("cprofile", "pyspy"))}
+    for rel in again:
+        if (src / rel).exists():
+            assert (src / rel).read_bytes() == (out / rel).read_bytes(), rel
