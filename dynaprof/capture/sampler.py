@@ -45,6 +45,7 @@ class Sampler:
         self.main_tid = threading.main_thread().ident
         self.use_signal = use_signal and hasattr(signal, "setitimer")
         self._armed = False
+        self._in_handler = False
         self._last_ns: dict[int, int] = {}
         self._start_ns: dict[int, int] = {}
         self._signal_agg = Aggregate()
@@ -55,6 +56,7 @@ class Sampler:
         self._stopped = False
         self._thread: threading.Thread | None = None
         self.samples = 0
+        self.errors = 0
         self.window_seconds = 0.0
         self.notes: list[str] = []
 
@@ -74,6 +76,7 @@ class Sampler:
         if start is not None:
             self.window_seconds += (time.perf_counter_ns() - start) / 1e9
         self._last_ns.pop(tid, None)
+        self.walker.forget(tid)
         if tid == self.main_tid and self._armed:
             self._disarm()
         self._active.discard(tid)
@@ -100,13 +103,24 @@ class Sampler:
         self._armed = False
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        # Python runs a handler between any two bytecodes, including inside this handler when
+        # the next tick arrives before it returns: never re-enter (the tick is folded into the
+        # next sample's weight, so no time is lost).
+        if self._in_handler:
+            return
         tid = self.main_tid
         last = self._last_ns.get(tid) if tid is not None else None
         if last is None or frame is None or tid is None:
             return
-        now = time.perf_counter_ns()
-        self._last_ns[tid] = now
-        self._record(frame, tid, (now - last) / 1e9, self._signal_agg)
+        self._in_handler = True
+        try:
+            now = time.perf_counter_ns()
+            self._last_ns[tid] = now
+            self._record(frame, tid, (now - last) / 1e9, self._signal_agg)
+        except Exception as e:  # an exception here would surface inside Dynamo's code
+            self._failed(e)
+        finally:
+            self._in_handler = False
 
     # -- sampler thread for other threads ---------------------------------------------------
     def _ensure_thread(self) -> None:
@@ -130,14 +144,22 @@ class Sampler:
                     continue
                 self._last_ns[tid] = now
                 with self._thread_lock:
-                    self._record(frame, tid, (now - last) / 1e9, self._thread_agg)
+                    try:
+                        self._record(frame, tid, (now - last) / 1e9, self._thread_agg)
+                    except Exception as e:
+                        self._failed(e)
             del frames
 
     # -- shared ----------------------------------------------------------------------------
+    def _failed(self, e: Exception) -> None:
+        self.errors += 1
+        if self.errors == 1:
+            self.notes.append(f"sampler: a sample failed and was dropped ({type(e).__name__}: {e})")
+
     def _record(self, frame: FrameType, tid: int, seconds: float, agg: Aggregate) -> None:
         cur = self.current(tid)
         key, fallback_attempt = cur if cur is not None else (None, 0)
-        compiler, traced, attempt = self.walker.walk(frame)
+        compiler, traced, attempt = self.walker.walk(frame, tid)
         agg.add((key, fallback_attempt if attempt is None else attempt, tid, compiler, traced), seconds)
         self.samples += 1
 

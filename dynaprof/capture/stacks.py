@@ -62,6 +62,9 @@ class FunctionTable:
         return fid
 
     def code_id(self, code: CodeType, kind: str = "python") -> int:
+        fid = self._by_key.get((code, kind))
+        if fid is not None:
+            return fid
         return self.intern((code, kind), lambda: (code_name(code), code.co_filename, code.co_firstlineno, kind))
 
     def key_id(self, key: FunctionKey) -> int:
@@ -100,46 +103,111 @@ class Aggregate:
             cur[1] += seconds
 
 
+_PLAIN, _OWN, _RUN, _PROPERTY, _ATTEMPT = range(5)
+
+
+@dataclass
+class _Chain:
+    """The previous sample of one thread: its frames (root first), where each frame sits, and the
+    (compiler length, traced length, attempt) reached after each frame."""
+
+    frames: list[FrameType] = field(default_factory=list)
+    index: dict[int, int] = field(default_factory=dict)
+    state: list[tuple[int, int, int | None]] = field(default_factory=list)
+    compiler: list[int] = field(default_factory=list)
+    traced: list[int] = field(default_factory=list)
+
+
 class StackWalker:
+    """Walks a thread's frames into (compiler ids, traced ids, attempt), fast.
+
+    Two savings keep a sample in the tens of microseconds on 100-deep Dynamo stacks: each code
+    object is classified once (one dict lookup per frame afterwards), and the previous sample's
+    frames are remembered so only the frames that changed since are examined (the root-side part
+    of the stack is reused, including what was read from translator locals). The previous chain is
+    held by strong reference, so a frame object seen again is the same live frame, not a reused
+    address.
+    """
+
     def __init__(self, table: FunctionTable, markers: Markers) -> None:
         self.table = table
         self.markers = markers
-        self._skip: dict[CodeType, bool] = {}
+        self._codes: dict[CodeType, tuple[int, int]] = {}
+        self._prev: dict[int | None, _Chain] = {}
 
-    def _own(self, code: CodeType) -> bool:
-        skip = self._skip.get(code)
-        if skip is None:
-            skip = os.path.dirname(os.path.abspath(code.co_filename)) == _HERE
-            self._skip[code] = skip
-        return skip
-
-    def walk(self, frame: FrameType | None) -> tuple[tuple[int, ...], tuple[int, ...], int | None]:
-        """(compiler ids, traced ids, attempt) for the stack ending at ``frame``."""
-        chain: list[FrameType] = []
-        f = frame
-        while f is not None:
-            chain.append(f)
-            f = f.f_back
-        chain.reverse()
+    def _classify(self, code: CodeType) -> tuple[int, int]:
         m = self.markers
-        compiler: list[int] = []
-        traced: list[int] = []
-        attempt: int | None = None
-        for fr in chain:
+        if os.path.dirname(os.path.abspath(code.co_filename)) == _HERE:
+            kind = _OWN
+        elif code in m.run_codes:
+            kind = _RUN
+        elif code in m.property_codes:
+            kind = _PROPERTY
+        elif code in m.attempt_codes:
+            kind = _ATTEMPT
+        else:
+            kind = _PLAIN
+        info = (self.table.code_id(code), kind)
+        self._codes[code] = info
+        return info
+
+    def walk(
+        self, frame: FrameType | None, tid: int | None = None
+    ) -> tuple[tuple[int, ...], tuple[int, ...], int | None]:
+        """(compiler ids, traced ids, attempt) for the stack ending at ``frame``."""
+        prev = self._prev.get(tid)
+        if prev is None:
+            prev = self._prev[tid] = _Chain()
+        index, prev_frames = prev.index, prev.frames
+        fresh: list[FrameType] = []
+        f = frame
+        base = -1
+        while f is not None:
+            j = index.get(id(f))
+            if j is not None and prev_frames[j] is f:
+                base = j
+                break
+            fresh.append(f)
+            f = f.f_back
+        # forget the frames of the previous sample that are gone
+        for gone in prev_frames[base + 1 :]:
+            index.pop(id(gone), None)
+        del prev_frames[base + 1 :]
+        del prev.state[base + 1 :]
+        if base >= 0:
+            n_comp, n_traced, attempt = prev.state[base]
+            del prev.compiler[n_comp:]
+            del prev.traced[n_traced:]
+        else:
+            prev.compiler.clear()
+            prev.traced.clear()
+            attempt = None
+        compiler, traced, state = prev.compiler, prev.traced, prev.state
+        codes = self._codes
+        m = self.markers
+        for fr in reversed(fresh):
             code = fr.f_code
-            if self._own(code):
-                continue
-            compiler.append(self.table.code_id(code))
-            if code in m.run_codes:
-                got = m.traced_code(fr.f_locals)
-                if got is not None:
-                    traced.append(self.table.code_id(got[0], "traced"))
-            elif code in m.property_codes:
-                key = m.property_key(fr.f_locals)
-                if key is not None:
-                    traced.append(self.table.key_id(key))
-            elif code in m.attempt_codes:
-                a = fr.f_locals.get("attempt")
-                if isinstance(a, int):
-                    attempt = a
+            info = codes.get(code) or self._classify(code)
+            kind = info[1]
+            if kind != _OWN:
+                compiler.append(info[0])
+                if kind == _RUN:
+                    got = m.traced_code(fr.f_locals)
+                    if got is not None:
+                        traced.append(self.table.code_id(got[0], "traced"))
+                elif kind == _PROPERTY:
+                    key = m.property_key(fr.f_locals)
+                    if key is not None:
+                        traced.append(self.table.key_id(key))
+                elif kind == _ATTEMPT:
+                    a = fr.f_locals.get("attempt")
+                    if isinstance(a, int):
+                        attempt = a
+            index[id(fr)] = len(prev_frames)
+            prev_frames.append(fr)
+            state.append((len(compiler), len(traced), attempt))
         return tuple(compiler), tuple(traced), attempt
+
+    def forget(self, tid: int | None) -> None:
+        """Drop the remembered chain (and the frame references) once a thread stops compiling."""
+        self._prev.pop(tid, None)
