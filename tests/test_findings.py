@@ -52,3 +52,9 @@ def test_graph_break_totals() -> None:
     t = totals(make_session([f, frame("1/0", start_s=3)]))
     assert t["graph_breaks"] == 2 and t["frames"] == 2
     assert any(x.key == "graph_breaks" for x in findings(make_session([f])))
+
+
+def test_failed_compiles_lead() -> None:
+    f = frame("0/0", status="failed", fail_type="BackendCompilerFailed", fail_reason="backend exploded")
+    text = hottest(make_session([f, frame("1/0", start_s=3, compile_time_s=5.0)]))
+    assert text.startswith("1 compile failed") and "BackendCompilerFailed: backend exploded" in text

@@ -124,6 +124,21 @@ def _graph_breaks(session: Session, total: float) -> Finding | None:
     )
 
 
+def _failures(session: Session, total: float) -> Finding | None:
+    failed = [f for f in session.frames if f.status == "failed"]
+    if not failed:
+        return None
+    first = failed[0]
+    why = fmt.one_line(f"{first.fail_type or 'error'}: {first.fail_reason or ''}", 140)
+    secs = sum(f.compile_time_s or 0.0 for f in failed)
+    return Finding(
+        "failures",
+        max(secs, total * 0.5),
+        f"{len(failed)} compile{'s' * (len(failed) != 1)} failed "
+        f"({fmt.seconds(secs)} spent); first: {first.trace_id} {first.name}: {why}",
+    )
+
+
 def _top_category(session: Session, total: float) -> Finding | None:
     attr = {k: v for k, v in session.attribution.items() if k not in ("parametrization", "restarts", "other")}
     if not attr:
@@ -156,7 +171,7 @@ def findings(session: Session) -> list[Finding]:
     total = session.total_compile_s
     found = [
         fn(session, total)
-        for fn in (_parametrization, _restarts, _recompiles, _graph_breaks, _top_category, _slowest_frame)
+        for fn in (_failures, _parametrization, _restarts, _recompiles, _graph_breaks, _top_category, _slowest_frame)
     ]
     return sorted((f for f in found if f is not None), key=lambda f: -f.seconds)
 
