@@ -131,9 +131,10 @@ def _failures(session: Session, total: float) -> Finding | None:
     first = failed[0]
     why = fmt.one_line(f"{first.fail_type or 'error'}: {first.fail_reason or ''}", 140)
     secs = sum(f.compile_time_s or 0.0 for f in failed)
+    # a failed compile outranks any slow one: that code silently runs eagerly
     return Finding(
         "failures",
-        max(secs, total * 0.5),
+        total + secs,
         f"{len(failed)} compile{'s' * (len(failed) != 1)} failed "
         f"({fmt.seconds(secs)} spent); first: {first.trace_id} {first.name}: {why}",
     )
