@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_BAD_INPUT
         return cmd.run(args)
     except DynaprofError as e:
-        print(f"dynaprof: error: {e.message}" if not e.message.startswith("dynaprof") else e.message, file=sys.stderr)
+        already = e.message.startswith(("dynaprof: ", "dynaprof "))  # argparse's own "dynaprof run: ..." lines
+        print(e.message if already else f"dynaprof: error: {e.message}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print("dynaprof: interrupted", file=sys.stderr)

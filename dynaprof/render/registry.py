@@ -11,6 +11,11 @@ from dynaprof.render.base import Files, RenderContext, Renderer
 #: name -> import path of a Renderer; order is the order outputs are written and listed
 RENDERERS: dict[str, str] = {
     "summary": "dynaprof.render.terminal:render_summary_file",
+    "markdown": "dynaprof.render.markdown:render_markdown",
+    "chrome_trace": "dynaprof.render.chrome_trace:render_chrome_trace",
+    "callgraph": "dynaprof.render.callgraph:render_callgraph",
+    "snakeviz_profile": "dynaprof.render.callgraph:render_snakeviz_profile",
+    "html": "dynaprof.render.html:render_html",
 }
 
 

@@ -1,0 +1,361 @@
+"""Call graphs: functions as nodes, caller->callee edges, from cProfile data or from samples.
+
+From cProfile (exact counts): a node's inclusive time is pstats' cumulative time, its self time
+the tottime, its calls ``primitive/total``; an edge carries the calls and the cumulative time of
+the callee when called from that caller. From samples (no cProfile): the real compiler stacks
+(``Stack.compiler``) give inclusive time (seconds of the stacks containing the node, counted once
+per stack), self time (stacks where it is the leaf) and edges (adjacent frames); call counts are
+unknown (``None``).
+
+Every node gets a category from the attribution rules (``dynaprof.analysis.attribution``; a
+function is classified as a one-frame stack), and the path that leads to parametrization property
+tracing is marked (``param_path`` on nodes and edges, ``parametrization`` on the nodes where it
+happens): from samples, the exact compiler paths of the stacks attributed to ``parametrization``,
+down to ``resolve_data_descriptor``/``tp_descr_get_impl``; from cProfile (no locals), the rule-3
+signature ``resolve_data_descriptor`` calling ``tp_descr_get_impl``, when the session confirms
+parametrized properties were traced, with the shortest (then heaviest) path from the root to it.
+Pruning follows gprof2dot: nodes under ``node_threshold`` and edges under ``edge_threshold`` of
+the total are dropped, and the graph remembers how many there were.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import networkx as nx
+
+from dynaprof.analysis.attribution import PARAMETRIZE_FILE, classify, is_parametrization, stack_categories
+from dynaprof.analysis.pstats_tools import FuncKey, PStatsTable, total_time
+from dynaprof.model.session import CATEGORIES, FunctionRef, Session, Stack
+
+#: (file suffix, function name) of the frames where Dynamo traces a @property (notes §7.4 rule 3)
+PROPERTY_SIGNATURE: tuple[tuple[str, str], ...] = (
+    ("torch/_dynamo/variables/user_defined.py", "resolve_data_descriptor"),
+    ("torch/_dynamo/variables/functions.py", "tp_descr_get_impl"),
+)
+
+
+@dataclass
+class CallGraph:
+    graph: nx.DiGraph  # pruned
+    source: str  # "cprofile" | "samples"
+    total_s: float
+    nodes_total: int  # before pruning
+    edges_total: int
+    node_threshold: float
+    edge_threshold: float
+    collapsed: bool
+
+
+def function_category(f: FunctionRef) -> str:
+    """The attribution category of one function on its own (a one-frame stack)."""
+    if is_parametrization(f):
+        return "parametrization"
+    traced = f.kind in ("traced", "property")
+    probe = Stack(
+        frame=None,
+        attempt=0,
+        thread=0,
+        compiler=[] if traced else [0],
+        traced=[0] if traced else [],
+        samples=0,
+        seconds=0.0,
+    )
+    return classify(probe, [f], None)
+
+
+def torch_module(filename: str) -> str | None:
+    """``.../site-packages/torch/_dynamo/variables/builder.py`` -> ``torch._dynamo.variables.builder``;
+    None for anything outside torch."""
+    path = filename.replace("\\", "/")
+    if not path.endswith(".py"):
+        return None
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in path:
+            path = path[path.rindex(marker) + len(marker) :]
+            break
+    else:
+        if "/torch/" not in path:
+            return path[:-3].replace("/", ".") if path.startswith("torch/") else None
+        path = path[path.rindex("/torch/") + 1 :]
+    if not path.startswith("torch/"):
+        return None
+    mod = path[:-3]
+    if mod.endswith("/__init__"):
+        mod = mod[: -len("/__init__")]
+    return mod.replace("/", ".")
+
+
+_PREFIX = re.compile(r".*/(?:site-packages|dist-packages|lib/python\d+(?:\.\d+)?)/")
+
+
+def _short(filename: str) -> str:
+    """``torch/_dynamo/guards.py``, ``inspect.py``: without site-packages or the stdlib's folder."""
+    if filename == "~":
+        return "built-in"
+    path = filename.replace("\\", "/")
+    m = _PREFIX.match(path)
+    return path[m.end() :] if m else path
+
+
+def _is_signature(filename: str, name: str) -> bool:
+    path = filename.replace("\\", "/")
+    short = name.rsplit(".", 1)[-1]
+    return any(path.endswith(f) and short == n for f, n in PROPERTY_SIGNATURE)
+
+
+Grouper = Callable[[str, str, int], tuple[str, str, str, int | None]]
+
+
+def _grouper(collapse: bool) -> Grouper:
+    """(file, name, line) -> (node id, display name, location, line)."""
+
+    def group(filename: str, name: str, lineno: int) -> tuple[str, str, str, int | None]:
+        if collapse:
+            mod = torch_module(filename)
+            if mod is not None:
+                return mod, mod, _short(filename), None
+        return f"{filename}:{lineno}({name})", name, _short(filename), lineno
+
+    return group
+
+
+def _add_node(g: nx.DiGraph, node: str, name: str, location: str, lineno: int | None, category: str) -> None:
+    if node not in g:
+        g.add_node(
+            node,
+            name=name,
+            location=location,
+            lineno=lineno,
+            category=category,
+            inclusive_s=0.0,
+            self_s=0.0,
+            calls=None,
+            primitive_calls=None,
+            members=0,
+            parametrization=False,
+            param_path=False,
+        )
+    elif g.nodes[node]["category"] != category:  # a module mixes categories: keep the first by rule order
+        cur = g.nodes[node]["category"]
+        g.nodes[node]["category"] = min(cur, category, key=CATEGORIES.index)
+    g.nodes[node]["members"] += 1
+
+
+def graph_from_pstats(table: PStatsTable, collapse: bool = False, parametrized: bool = True) -> nx.DiGraph:
+    """The unpruned call graph of a pstats table. ``parametrized``: whether the session confirms
+    parametrized properties were traced (cProfile cannot tell a parametrization property from
+    another @property)."""
+    group = _grouper(collapse)
+    g = nx.DiGraph()
+    gid: dict[FuncKey, str] = {}
+    for key in sorted(table):
+        filename, lineno, name = key
+        node, disp, loc, line = group(filename, name, lineno)
+        gid[key] = node
+        _add_node(g, node, disp, loc, line, function_category(FunctionRef(name, filename, lineno)))
+    entering: dict[str, list[int]] = {}  # node -> [calls, primitive calls] from other nodes
+    #: a merged module's inclusive time: its largest member's (a lower bound; cProfile has no stacks)
+    merged_incl: dict[str, float] = {}
+    for key in sorted(table):
+        cc, nc, tt, ct, callers = table[key]
+        node = gid[key]
+        attrs = g.nodes[node]
+        attrs["self_s"] += float(tt)
+        merged_incl[node] = max(merged_incl.get(node, 0.0), float(ct))
+        if attrs["members"] == 1:
+            attrs.update(inclusive_s=float(ct), calls=int(nc), primitive_calls=int(cc))
+        outside = [(c, e) for c, e in sorted(callers.items()) if c in gid and gid[c] != node]
+        acc = entering.setdefault(node, [0, 0])
+        if not any(c in gid for c in callers):  # a root member: all of its calls enter the group
+            acc[0] += int(nc)
+            acc[1] += int(cc)
+        for caller, edge in outside:
+            acc[0] += int(edge[0])
+            acc[1] += int(edge[1])
+            u = gid[caller]
+            if g.has_edge(u, node):
+                d = g.edges[u, node]
+                d["calls"] += int(edge[0])
+                d["seconds"] += float(edge[3])
+            else:
+                g.add_edge(u, node, calls=int(edge[0]), seconds=float(edge[3]), param_path=False)
+    for node, attrs in g.nodes.items():
+        if attrs["members"] > 1:  # merged module: calls entering it from outside
+            calls, prim = entering.get(node, [0, 0])
+            attrs.update(inclusive_s=merged_incl.get(node, 0.0), calls=calls, primitive_calls=prim)
+    if collapse:  # recursion makes summed edge times overcount: an edge carries at most its callee's time
+        for _u, v, d in g.edges(data=True):
+            d["seconds"] = min(d["seconds"], g.nodes[v]["inclusive_s"])
+    if parametrized:
+        targets = []
+        for key in sorted(table):
+            if _is_signature(key[0], key[2]) and key[2] == "resolve_data_descriptor":
+                down = [k for k, v in table.items() if key in v[4] and _is_signature(k[0], k[2])]
+                if down:  # resolve_data_descriptor calling tp_descr_get_impl
+                    targets.append(gid[key])
+                    for k in down:
+                        g.nodes[gid[k]]["parametrization"] = True
+                        g.nodes[gid[k]]["param_path"] = True
+                        if g.has_edge(gid[key], gid[k]):
+                            g.edges[gid[key], gid[k]]["param_path"] = True
+        _mark_paths_from_root(g, targets)
+    for n in g:
+        if g.nodes[n]["parametrization"]:
+            g.nodes[n]["category"] = "parametrization"
+    return g
+
+
+def _mark_paths_from_root(g: nx.DiGraph, targets: Iterable[str]) -> None:
+    """Mark, for each target, the widest path from a root: the one whose smallest edge time is
+    largest (the path that carries the time; fewer hops, then names, break ties). A shortest path
+    would wander through hubs like ``builtins.getattr`` that call back into Python."""
+    if g.number_of_nodes() == 0:
+        return
+    top = max(sorted(g), key=lambda n: g.nodes[n]["inclusive_s"])  # collapsed modules may all be called
+    roots = sorted({top, *(n for n in g if g.in_degree(n) == 0)})
+    best: dict[str, tuple[float, int]] = {}
+    parent: dict[str, str] = {}
+    heap = [(-math.inf, 0, r) for r in roots]
+    heapq.heapify(heap)
+    done: set[str] = set()
+    while heap:
+        negw, hops, u = heapq.heappop(heap)
+        if u in done:
+            continue
+        done.add(u)
+        for v in sorted(g.successors(u)):
+            if v in done:
+                continue
+            width = min(-negw, g.edges[u, v]["seconds"])
+            cand = (width, -(hops + 1))
+            if v not in best or cand > best[v]:
+                best[v] = cand
+                parent[v] = u
+                heapq.heappush(heap, (-width, hops + 1, v))
+    for t in targets:
+        g.nodes[t]["parametrization"] = True
+        node = t
+        g.nodes[node]["param_path"] = True
+        while node in parent:
+            up = parent[node]
+            g.edges[up, node]["param_path"] = True
+            g.nodes[up]["param_path"] = True
+            node = up
+
+
+def graph_from_samples(session: Session, frame: str | None = None, collapse: bool = False) -> nx.DiGraph:
+    """The unpruned call graph of the sampled compiler stacks (of one frame key, or all)."""
+    g = nx.DiGraph()
+    if session.samples is None:
+        return g
+    group = _grouper(collapse)
+    cats = stack_categories(session)
+    fns = session.functions
+    ids: dict[int, str] = {}
+    for st, cat in zip(session.samples.stacks, cats, strict=True):
+        if (frame is not None and st.frame != frame) or not st.compiler:
+            continue
+        path: list[str] = []
+        signature_at = -1
+        for i in st.compiler:
+            f = fns[i]
+            if i not in ids:
+                node, disp, loc, line = group(f.filename, f.name, f.lineno)
+                ids[i] = node
+                _add_node(g, node, disp, loc, line, function_category(f))
+            if not (collapse and path and path[-1] == ids[i]):  # adjacent frames of one module merge
+                path.append(ids[i])
+            if _is_signature(f.filename, f.name):
+                signature_at = len(path) - 1
+        for node in set(path):
+            g.nodes[node]["inclusive_s"] += st.seconds
+        g.nodes[path[-1]]["self_s"] += st.seconds
+        pairs = {(u, v) for u, v in itertools.pairwise(path) if u != v}
+        for u, v in sorted(pairs):
+            if g.has_edge(u, v):
+                g.edges[u, v]["seconds"] += st.seconds
+            else:
+                g.add_edge(u, v, calls=None, seconds=st.seconds, param_path=False)
+        if cat == "parametrization":
+            end = signature_at if signature_at >= 0 else len(path) - 1
+            for j in range(end + 1):
+                g.nodes[path[j]]["param_path"] = True
+                if j and path[j - 1] != path[j]:
+                    g.edges[path[j - 1], path[j]]["param_path"] = True
+            if signature_at >= 0:
+                g.nodes[path[signature_at]]["parametrization"] = True
+    for n in g:
+        if g.nodes[n]["parametrization"]:
+            g.nodes[n]["category"] = "parametrization"
+    return g
+
+
+def prune(g: nx.DiGraph, total_s: float, node_threshold: float, edge_threshold: float) -> nx.DiGraph:
+    """Drop nodes under ``node_threshold`` and edges under ``edge_threshold`` of ``total_s``."""
+    keep = [n for n in g if g.nodes[n]["inclusive_s"] >= node_threshold * total_s]
+    out = nx.DiGraph()
+    out.graph.update(g.graph)
+    for n in sorted(keep):
+        out.add_node(n, **g.nodes[n])
+    for u, v in sorted(g.subgraph(keep).edges):
+        d = g.edges[u, v]
+        if d["seconds"] >= edge_threshold * total_s:
+            out.add_edge(u, v, **d)
+    return out
+
+
+def parametrized_evidence(session: Session | None, table: PStatsTable | None = None, frame: str | None = None) -> bool:
+    """Whether parametrized @properties were traced (session facts, samples, or parametrize.py
+    functions in the cProfile data); without it, cProfile's property signature is not marked."""
+    if session is not None:
+        frames = [f for f in session.frames if frame is None or f.key == frame]
+        if any(p.parametrized for f in frames for p in f.properties):
+            return True
+        if any(f.attribution.get("parametrization", 0.0) > 0 for f in frames):
+            return True
+    return table is not None and any(PARAMETRIZE_FILE in k[0].replace("\\", "/") for k in table)
+
+
+def build_callgraph(
+    session: Session | None,
+    table: PStatsTable | None = None,
+    frame: str | None = None,
+    node_threshold: float = 0.005,
+    edge_threshold: float = 0.001,
+    collapse_torch: bool = False,
+) -> CallGraph | None:
+    """The pruned call graph from ``table`` (cProfile) when given, else from the session's samples
+    (of ``frame``, or all); None when there is neither."""
+    if table:
+        full = graph_from_pstats(table, collapse_torch, parametrized_evidence(session, table, frame))
+        total = total_time(table)
+        source = "cprofile"
+    elif session is not None and session.samples is not None and session.samples.stacks:
+        full = graph_from_samples(session, frame, collapse_torch)
+        total = sum(st.seconds for st in session.samples.stacks if (frame is None or st.frame == frame) and st.compiler)
+        source = "samples"
+    else:
+        return None
+    if full.number_of_nodes() == 0 or total <= 0:
+        return None
+    pruned = prune(full, total, node_threshold, edge_threshold)
+    return CallGraph(
+        pruned,
+        source,
+        total,
+        full.number_of_nodes(),
+        full.number_of_edges(),
+        node_threshold,
+        edge_threshold,
+        collapse_torch,
+    )
+
+
+def param_path_nodes(g: nx.DiGraph) -> list[str]:
+    return sorted(n for n in g if g.nodes[n]["param_path"])
