@@ -1,0 +1,124 @@
+"""Compile-time budgets for CI (``dynaprof check``): is this run within its limits?
+
+Each limit is optional; ``check`` returns every breach as one sentence a PR author can act on
+("compile time 3.20 s > budget 2.00 s", "guards in 0/0 forward (model.py:11): 2,639 > budget
+1,000"). ``max_guards`` applies to each compiled frame (guard sets are per frame: one huge set
+slows every call of that frame). ``max_recompiles`` counts compiles of a code location beyond
+its first (per reset generation). ``max_regression_pct`` compares total compile time with a
+baseline run.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from dynaprof import fmt
+from dynaprof.analysis.compare import seconds
+from dynaprof.model.session import CompiledFrame, Session
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_compile_time_s: float | None = None
+    max_restarts: int | None = None
+    max_guards: int | None = None  # per frame
+    max_graph_breaks: int | None = None
+    max_recompiles: int | None = None
+    max_regression_pct: float | None = None  # needs a baseline session
+
+    def is_empty(self) -> bool:
+        return all(v is None for v in vars(self).values())
+
+
+@dataclass(frozen=True)
+class Breach:
+    limit: str  # the Budget field
+    message: str
+    frame: str | None = None  # CompiledFrame.key for per-frame breaches
+
+
+@dataclass
+class CheckResult:
+    breaches: list[Breach] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)  # "compile time 1.20 s <= 2.00 s", ...
+
+    @property
+    def ok(self) -> bool:
+        return not self.breaches
+
+
+def recompiles(session: Session) -> int:
+    """Compiles of a code location after its first one (per reset generation)."""
+    groups = Counter((f.generation, f.filename, f.name, f.lineno) for f in session.frames)
+    return sum(n - 1 for n in groups.values())
+
+
+def _where(f: CompiledFrame) -> str:
+    return f"{f.trace_id} {fmt.one_line(f.name, 80)} ({fmt.location(f.filename, f.lineno)})"
+
+
+def _count_limit(result: CheckResult, limit: str, what: str, value: int, budget: int | None) -> None:
+    if budget is None:
+        return
+    if value > budget:
+        result.breaches.append(Breach(limit, f"{what} {value:,} > budget {budget:,}"))
+    else:
+        result.checked.append(f"{what} {value:,} <= {budget:,}")
+
+
+def check(session: Session, budget: Budget, baseline: Session | None = None) -> CheckResult:
+    """Every breach of ``budget`` (empty when within it), plus what was checked and passed."""
+    if budget.max_regression_pct is not None and baseline is None:
+        raise ValueError("max_regression_pct needs a baseline session")
+    result = CheckResult()
+    total = session.total_compile_s
+    if budget.max_compile_time_s is not None:
+        if total > budget.max_compile_time_s:
+            result.breaches.append(Breach("max_compile_time_s", f"compile time {seconds(total)} > budget "
+                                                                f"{seconds(budget.max_compile_time_s)}"))
+        else:
+            result.checked.append(f"compile time {seconds(total)} <= {seconds(budget.max_compile_time_s)}")
+    _count_limit(result, "max_restarts", "restarts", sum(f.restarts for f in session.frames), budget.max_restarts)
+    _count_limit(result, "max_graph_breaks", "graph breaks", sum(f.graph_breaks for f in session.frames),
+                 budget.max_graph_breaks)
+    _count_limit(result, "max_recompiles", "recompiles", recompiles(session), budget.max_recompiles)
+    if budget.max_guards is not None:
+        over = [f for f in session.frames if f.guard_count is not None and f.guard_count > budget.max_guards]
+        for f in sorted(over, key=lambda f: (-(f.guard_count or 0), f.start_s)):
+            result.breaches.append(Breach("max_guards", f"guards in {_where(f)}: {f.guard_count:,} > budget "
+                                                        f"{budget.max_guards:,}", f.key))
+        if not over:
+            known = [f.guard_count for f in session.frames if f.guard_count is not None]
+            most = f"{max(known):,}" if known else "unknown"
+            result.checked.append(f"guards per frame (most {most}) <= {budget.max_guards:,}")
+    if budget.max_regression_pct is not None and baseline is not None:
+        _regression(result, baseline.total_compile_s, total, budget.max_regression_pct)
+    return result
+
+
+def _regression(result: CheckResult, base: float, new: float, limit_pct: float) -> None:
+    change = f"({seconds(base)} -> {seconds(new)})"
+    if base <= 0:
+        if new > 0:
+            result.breaches.append(Breach("max_regression_pct", f"compile time regressed from nothing {change}: the "
+                                                                "baseline compiled nothing"))
+        else:
+            result.checked.append("compile time regression: neither run compiled anything")
+        return
+    pct = 100.0 * (new - base) / base
+    if pct > limit_pct:
+        result.breaches.append(Breach("max_regression_pct", f"compile time regressed {pct:+.1f}% {change} > budget "
+                                                            f"{limit_pct:g}%"))
+    else:
+        result.checked.append(f"compile time change {pct:+.1f}% {change} <= {limit_pct:g}%")
+
+
+def summary(session: Session, result: CheckResult) -> str:
+    """One line: ``ok: ...`` or ``over budget: N breaches``."""
+    frames = len(session.frames)
+    head = f"{frames:,} compiled frame{'s' * (frames != 1)}, {seconds(session.total_compile_s)} compile time"
+    if result.ok:
+        return f"ok: {head}; " + "; ".join(result.checked)
+    n = len(result.breaches)
+    return f"over budget: {n} breach{'es' * (n != 1)} ({head})"

@@ -1,0 +1,277 @@
+"""Comparing two runs (``dynaprof compare BASE NEW``): what changed, by how much, and why.
+
+Frames are matched by code location (file basename, function name, first line) and, among
+frames at the same location (recompiles, resets), by order of occurrence; the rest are reported
+as only in BASE or only in NEW. Deltas are NEW minus BASE. With ``normalize`` every time becomes
+a share of its own run's total compile time, so runs of different length (another machine,
+another sampling rate) compare by where the time went rather than how much there was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dynaprof import fmt
+from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, CompiledFrame, Session
+
+#: per-frame and run-level metrics; ``*_s`` are seconds (shares of compile when normalizing)
+METRICS: dict[str, str] = {
+    "compile_s": "compile time",
+    "frames": "compiled frames",
+    "restarts": "restarts",
+    "guards": "guards",
+    "inlined_calls": "inlined calls",
+    "graph_breaks": "graph breaks",
+    "parametrization_s": "parametrized property tracing (exact)",
+    "sampled_s": "sampled time",
+}
+FRAME_METRICS = ("compile_s", "restarts", "guards", "inlined_calls", "graph_breaks", "parametrization_s")
+
+FrameKey = tuple[str, str, int]
+
+
+@dataclass(frozen=True)
+class Change:
+    base: float | None
+    new: float | None
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.base is None or self.new is None else self.new - self.base
+
+    @property
+    def ratio(self) -> float | None:
+        if self.base is None or self.new is None or self.base == 0:
+            return None
+        return self.new / self.base
+
+    @property
+    def changed(self) -> bool:
+        d = self.delta
+        return (self.base is None) != (self.new is None) or (d is not None and abs(d) > 1e-12)
+
+
+@dataclass
+class FramePair:
+    key: FrameKey
+    occurrence: int  # 0 for the first frame at this location, 1 for the next...
+    base: CompiledFrame
+    new: CompiledFrame
+    metrics: dict[str, Change]
+    categories: dict[str, Change]
+
+
+@dataclass
+class Comparison:
+    normalize: bool
+    totals: dict[str, Change]
+    categories: dict[str, Change]  # attribution seconds (shares when normalizing)
+    pairs: list[FramePair] = field(default_factory=list)
+    only_base: list[CompiledFrame] = field(default_factory=list)
+    only_new: list[CompiledFrame] = field(default_factory=list)
+    headline: str = ""
+
+
+def frame_key(f: CompiledFrame) -> FrameKey:
+    return (f.filename.replace("\\", "/").rsplit("/", 1)[-1], f.name, f.lineno)
+
+
+def parametrization_seconds(frames: list[CompiledFrame]) -> float:
+    return sum(p.seconds for f in frames for p in f.properties if p.parametrized)
+
+
+def _sum(values: list[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def run_metrics(s: Session, normalize: bool = False) -> dict[str, float | None]:
+    total = s.total_compile_s
+    scale = _scale(s, normalize)
+    return {
+        "compile_s": total,  # the normalizer itself stays in seconds
+        "frames": float(len(s.frames)),
+        "restarts": float(sum(f.restarts for f in s.frames)),
+        "guards": _f(_sum([f.guard_count for f in s.frames])),
+        "inlined_calls": _f(_sum([f.inlined_calls for f in s.frames])),
+        "graph_breaks": float(sum(f.graph_breaks for f in s.frames)),
+        "parametrization_s": parametrization_seconds(s.frames) * scale,
+        "sampled_s": (s.samples.seconds * scale) if s.samples is not None else None,
+    }
+
+
+def _f(v: int | None) -> float | None:
+    return None if v is None else float(v)
+
+
+def frame_metrics(f: CompiledFrame, scale: float) -> dict[str, float | None]:
+    return {
+        "compile_s": None if f.compile_time_s is None else f.compile_time_s * scale,
+        "restarts": float(f.restarts),
+        "guards": _f(f.guard_count),
+        "inlined_calls": _f(f.inlined_calls),
+        "graph_breaks": float(f.graph_breaks),
+        "parametrization_s": parametrization_seconds([f]) * scale,
+    }
+
+
+def _scale(s: Session, normalize: bool) -> float:
+    total = s.total_compile_s
+    return (1.0 / total if total > 0 else 0.0) if normalize else 1.0
+
+
+def _categories(base: dict[str, float], new: dict[str, float], bs: float, ns: float,
+                sampled: tuple[bool, bool]) -> dict[str, Change]:
+    keys = [c for c in CATEGORIES if c in base or c in new] + sorted(set(base) | set(new) - set(CATEGORIES))
+    return {k: Change(base.get(k, 0.0) * bs if sampled[0] else None, new.get(k, 0.0) * ns if sampled[1] else None)
+            for k in keys}
+
+
+def match_frames(base: list[CompiledFrame], new: list[CompiledFrame]) -> tuple[
+        list[tuple[FrameKey, int, CompiledFrame, CompiledFrame]], list[CompiledFrame], list[CompiledFrame]]:
+    """Pairs (key, occurrence, base, new) in NEW's order, then BASE-only and NEW-only frames."""
+    def grouped(frames: list[CompiledFrame]) -> dict[FrameKey, list[CompiledFrame]]:
+        out: dict[FrameKey, list[CompiledFrame]] = {}
+        for f in sorted(frames, key=lambda f: f.start_s):  # stable: ties keep session order
+            out.setdefault(frame_key(f), []).append(f)
+        return out
+
+    b, n = grouped(base), grouped(new)
+    pairs = []
+    only_new: list[CompiledFrame] = []
+    for f in sorted(new, key=lambda f: f.start_s):
+        group = n[frame_key(f)]
+        i = next(j for j, g in enumerate(group) if g is f)
+        olds = b.get(frame_key(f), [])
+        if i < len(olds):
+            pairs.append((frame_key(f), i, olds[i], f))
+        else:
+            only_new.append(f)
+    only_base = [f for k, olds in b.items() for f in olds[len(n.get(k, [])):]]
+    only_base.sort(key=lambda f: f.start_s)
+    return pairs, only_base, only_new
+
+
+def compare_sessions(base: Session, new: Session, normalize: bool = False) -> Comparison:
+    bs, ns = _scale(base, normalize), _scale(new, normalize)
+    bm, nm = run_metrics(base, normalize), run_metrics(new, normalize)
+    totals = {k: Change(bm[k], nm[k]) for k in METRICS}
+    cats = _categories(base.attribution, new.attribution, bs, ns, (base.samples is not None, new.samples is not None))
+    matched, only_base, only_new = match_frames(base.frames, new.frames)
+    pairs = []
+    for key, occ, bf, nf in matched:
+        fb, fn = frame_metrics(bf, bs), frame_metrics(nf, ns)
+        pairs.append(FramePair(key, occ, bf, nf, {k: Change(fb[k], fn[k]) for k in FRAME_METRICS},
+                               _categories(bf.attribution, nf.attribution, bs, ns, (bool(bf.attribution),
+                                                                                    bool(nf.attribution)))))
+    cmp = Comparison(normalize, totals, cats, pairs, only_base, only_new)
+    cmp.headline = headline(cmp, base.total_compile_s, new.total_compile_s)
+    return cmp
+
+
+# ---------------------------------------------------------------------------------------------
+# sentences
+
+
+def seconds(s: float | None, sign: bool = False) -> str:
+    """``0.30 s``, ``+0.84 s``, ``12.3 s``, ``4.5 ms``: two decimals where a PR reader wants them."""
+    if s is None:
+        return "?"
+    a = abs(s)
+    p = "+" if sign and s > 0 else "-" if s < 0 else ""
+    if a >= 100:
+        return f"{p}{a:.0f} s"
+    if a >= 10:
+        return f"{p}{a:.1f} s"
+    if a >= 0.01 or a == 0:
+        return f"{p}{a:.2f} s"
+    return p + fmt.seconds(a)
+
+
+def share(v: float | None, sign: bool = False) -> str:
+    if v is None:
+        return "?"
+    return f"{100 * v:+.0f} pts" if sign else f"{100 * v:.0f}%"
+
+
+def ratio(c: Change) -> str:
+    r = c.ratio
+    if r is None:
+        return "new" if c.base == 0 and c.new else ""
+    return f"{r:.0f}x" if r >= 10 else f"{r:.1f}x" if r >= 1 else f"{r:.2f}x"
+
+
+def value(metric: str, v: float | None, normalize: bool, sign: bool = False) -> str:
+    """A metric's value (or delta) for people."""
+    if metric.endswith("_s"):
+        return share(v, sign) if normalize else seconds(v, sign)
+    if v is None:
+        return "?"
+    return f"{v:+,.0f}" if sign else f"{v:,.0f}"
+
+
+def delta_text(metric: str, c: Change, normalize: bool) -> str:
+    """``+0.90 s, 4.0x`` (seconds: delta and ratio; counts: the ratio, else the delta)."""
+    if not c.changed:
+        return "no change"
+    seconds_like = metric.endswith("_s")
+    extra = [value(metric, c.delta, normalize, True)] if c.delta is not None else []
+    r = ratio(c) if c.new else ""  # "0.00x" says less than the delta
+    if r and not (normalize and seconds_like) and (seconds_like or c.base):
+        extra = [*extra, r] if seconds_like else [r]  # counts: "6.3x" says it, "+1" when from zero
+    return ", ".join(extra)
+
+
+def change_text(metric: str, c: Change, normalize: bool) -> str:
+    """``0.30 s -> 1.20 s (+0.90 s, 4.0x)``."""
+    b, n = value(metric, c.base, normalize), value(metric, c.new, normalize)
+    if not c.changed:
+        return f"{n} (no change)"
+    extra = delta_text(metric, c, normalize)
+    return f"{b} -> {n}" + (f" ({extra})" if extra else "")
+
+
+def driver(cmp: Comparison, total_delta: float) -> tuple[str, Change] | None:
+    """The attribution category that moved most in the direction of the total (or most at all)."""
+    moved = [(k, c) for k, c in cmp.categories.items() if c.delta is not None and abs(c.delta) > 1e-12]
+    if not moved:
+        return None
+    if cmp.normalize:
+        return max(moved, key=lambda kc: abs(kc[1].delta or 0.0))
+    same = [kc for kc in moved if (kc[1].delta or 0.0) * total_delta > 0] or moved
+    return max(same, key=lambda kc: abs(kc[1].delta or 0.0))
+
+
+def headline(cmp: Comparison, base_total: float, new_total: float) -> str:
+    compile_change = Change(base_total, new_total)
+    parts = [f"compile time {change_text('compile_s', compile_change, False)}"]
+    total_delta = compile_change.delta or 0.0
+    top = driver(cmp, total_delta)
+    if top is not None:
+        cat, c = top
+        label = CATEGORY_LABELS.get(cat, cat)
+        if cmp.normalize:
+            parts.append(f"{label} {share(c.base)} -> {share(c.new)} of compile ({share(c.delta, True)})")
+        elif abs(total_delta) > 1e-12 and (c.delta or 0.0) * total_delta > 0:
+            what = "growth" if total_delta > 0 else "reduction"
+            pct = 100 * (c.delta or 0.0) / total_delta
+            rest = sum(o.delta or 0.0 for k, o in cmp.categories.items() if k != cat)
+            why = ""
+            if pct > 100.5 and rest * total_delta < 0:  # other categories moved the other way
+                why = f": other categories {'shrank' if total_delta > 0 else 'grew'} by {seconds(abs(rest))}"
+            parts.append(f"{seconds(c.delta, True)} {label} ({pct:.0f}% of the {what}{why})")
+        else:
+            parts.append(f"{seconds(c.delta, True)} {label}")
+    for metric in ("guards", "restarts", "graph_breaks", "frames"):
+        c = cmp.totals[metric]
+        if c.changed:
+            parts.append(f"{METRICS[metric]} {change_text(metric, c, False)}")
+    if cmp.only_base or cmp.only_new:
+        nb = len(cmp.only_base)
+        parts.append(f"{nb:,} frame{'s' * (nb != 1)} only in BASE, {len(cmp.only_new):,} only in NEW")
+    return "; ".join(parts)
+
+
+def biggest_changes(cmp: Comparison) -> list[FramePair]:
+    """Matched frames, largest absolute compile-time change first."""
+    return sorted(cmp.pairs, key=lambda p: (-abs(p.metrics["compile_s"].delta or 0.0), p.new.start_s))

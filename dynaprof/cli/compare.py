@@ -1,0 +1,78 @@
+"""``dynaprof compare BASE NEW``: what changed in compile time between two runs, and why.
+
+Writes ``compare.md`` (for the PR), ``compare.html`` (self-contained) and the differential
+flamegraphs into ``-o DIR`` (default ``./dynaprof-compare/<base>-vs-<new>``, made unique), and
+prints the headline on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from dynaprof.analysis.compare import compare_sessions
+from dynaprof.cli.common import display_path, info, prepare_out_dir, write_files
+from dynaprof.model.store import SESSION_FILE, load_session
+from dynaprof.render.compare_report import render_compare
+
+COMPARE_DIR = "dynaprof-compare"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def run_name(path: Path) -> str:
+    """A short file-safe name for a run: its folder's name (also for a session.json inside it)."""
+    p = Path(path)
+    if p.name == SESSION_FILE or p.suffix == ".json":
+        p = p.parent if p.name == SESSION_FILE else p.with_suffix("")
+    name = p.resolve().name if p.name in ("", ".", "..") else p.name
+    return _UNSAFE.sub("_", name).strip("._") or "run"
+
+
+def default_out_dir(base: str, new: str) -> Path:
+    """``./dynaprof-compare/<base>-vs-<new>``, with ``-2``, ``-3``... when it is taken."""
+    root = Path(COMPARE_DIR) / f"{base}-vs-{new}"
+    path, n = root, 2
+    while path.exists() and (not path.is_dir() or any(path.iterdir())):
+        path = root.with_name(f"{root.name}-{n}")
+        n += 1
+    return path
+
+
+class CompareCommand:
+    name = "compare"
+    help = "compare two runs: compile-time deltas per frame and category, differential flamegraphs"
+    description = (
+        "Compares BASE and NEW (run folders or session.json files): frames are matched by code location "
+        "and order; the report gives total and per-frame deltas (compile time, restarts, guards, inlined "
+        "calls, graph breaks, attribution categories, parametrized properties) and differential "
+        "flamegraphs (red: more time in NEW, blue: less)."
+    )
+
+    def prepare_parser(self, p: argparse.ArgumentParser) -> None:
+        p.add_argument("base", type=Path, metavar="BASE", help="the reference run (folder or session.json)")
+        p.add_argument("new", type=Path, metavar="NEW", help="the run to compare with it")
+        p.add_argument("-o", "--output", type=Path, metavar="DIR",
+                       help=f"output folder (default: ./{COMPARE_DIR}/<base>-vs-<new>)")
+        p.add_argument("--normalize", action="store_true",
+                       help="compare shares of each run's total compile time instead of seconds")
+        p.add_argument("--force", action="store_true", help="write into an existing non-empty DIR")
+
+    def run(self, args: argparse.Namespace) -> int:
+        base = load_session(args.base)
+        new = load_session(args.new)
+        names = (run_name(args.base), run_name(args.new))
+        if names[0] == names[1]:
+            names = (f"{names[0]}-base", f"{names[1]}-new")
+        out_dir = prepare_out_dir(args.output or default_out_dir(*names), args.force)
+        cmp = compare_sessions(base, new, normalize=args.normalize)
+        written = write_files(out_dir, render_compare(cmp, base, new, names=names))
+        info(f"dynaprof compare: {names[0]} -> {names[1]}{' (normalized)' if args.normalize else ''}")
+        info(f"  {cmp.headline}")
+        if cmp.only_base or cmp.only_new:
+            info(f"  unmatched frames: {len(cmp.only_base):,} only in BASE, {len(cmp.only_new):,} only in NEW")
+        info(f"wrote {display_path(out_dir)}/: " + ", ".join(p.name for p in written))
+        return 0
+
+
+COMMAND = CompareCommand()

@@ -1,0 +1,255 @@
+"""``compare.md`` and ``compare.html`` (plus the differential flamegraph SVGs) for two runs.
+
+Takes a :class:`dynaprof.analysis.compare.Comparison` and both sessions; like every renderer it
+returns files as values (``dynaprof compare`` writes them). Both documents are built from the
+same rows so they always agree; the HTML inlines the differential flamegraphs (red: more time in
+NEW, blue: less) and needs no network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dynaprof import fmt
+from dynaprof.analysis.compare import (
+    FRAME_METRICS,
+    METRICS,
+    Change,
+    Comparison,
+    biggest_changes,
+    change_text,
+    delta_text,
+    value,
+)
+from dynaprof.analysis.stacks import View
+from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session
+from dynaprof.render import html as h
+from dynaprof.render import markdown as md
+from dynaprof.render.base import Files, RenderOptions
+
+VIEWS: tuple[tuple[View, str], ...] = (("compiler", "compiler stacks"), ("traced", "traced user code"))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One table row: the label, then BASE, NEW and change as text; ``key`` sorts the change."""
+
+    label: str
+    base: str
+    new: str
+    change: str
+    key: float | None
+    direction: int  # +1 more in NEW, -1 less, 0 same/unknown
+
+
+def _row(label: str, metric: str, c: Change, normalize: bool) -> Row:
+    d = c.delta
+    return Row(label, value(metric, c.base, normalize), value(metric, c.new, normalize),
+               delta_text(metric, c, normalize), d,
+               0 if d is None or not c.changed else (1 if d > 0 else -1))
+
+
+def total_rows(cmp: Comparison) -> list[Row]:
+    return [_row(label, k, cmp.totals[k], cmp.normalize and k not in ("compile_s",))
+            for k, label in METRICS.items() if cmp.totals[k].base is not None or cmp.totals[k].new is not None]
+
+
+def category_rows(cmp: Comparison) -> list[Row]:
+    rows = [_row(CATEGORY_LABELS.get(k, k), "cat_s", c, cmp.normalize) for k, c in cmp.categories.items()
+            if (c.base or 0) > 0 or (c.new or 0) > 0]
+    return sorted(rows, key=lambda r: -abs(r.key or 0.0))
+
+
+def _where(f: CompiledFrame) -> str:
+    return f"{f.name} ({fmt.location(f.filename, f.lineno)})"
+
+
+def _short(metric: str, c: Change, normalize: bool) -> str:
+    if not c.changed:
+        return value(metric, c.new, normalize)
+    return f"{value(metric, c.base, normalize)} -> {value(metric, c.new, normalize)}"
+
+
+def frame_rows(cmp: Comparison) -> list[tuple[str, str, list[str], float | None]]:
+    """(location, "base id -> new id", cells per FRAME_METRICS, compile delta) biggest change first."""
+    out = []
+    for p in biggest_changes(cmp):
+        ids = p.base.trace_id if p.base.trace_id == p.new.trace_id else f"{p.base.trace_id} -> {p.new.trace_id}"
+        cells = [_short(k, p.metrics[k], cmp.normalize) for k in FRAME_METRICS]
+        d = p.metrics["compile_s"].delta
+        if d is not None and p.metrics["compile_s"].changed:
+            cells[0] += f" ({value('compile_s', d, cmp.normalize, True)})"
+        out.append((_where(p.new), ids, cells, d))
+    return out
+
+
+def environment_rows(base: Session, new: Session) -> list[tuple[str, str, str]]:
+    rows = []
+    for label, b, n in (
+        ("torch", base.run.torch_version or "?", new.run.torch_version or "?"),
+        ("python", base.run.python_version, new.run.python_version),
+        ("device", base.run.device or "?", new.run.device or "?"),
+        ("platform", base.run.platform, new.run.platform),
+        ("sampler", md.sampler_text(base), md.sampler_text(new)),
+        ("command", " ".join(base.run.command), " ".join(new.run.command)),
+        ("started", base.run.start_time, new.run.start_time),
+    ):
+        rows.append((label, b, n))
+    return rows
+
+
+def caveats(base: Session, new: Session, normalize: bool) -> list[str]:
+    out = []
+    for what, b, n in (("torch", base.run.torch_version, new.run.torch_version),
+                       ("device", base.run.device, new.run.device)):
+        if b != n:
+            out.append(f"the runs used different {what} ({b or '?'} vs {n or '?'})")
+    rb = base.samples.achieved_hz if base.samples else None
+    rn = new.samples.achieved_hz if new.samples else None
+    if rb and rn and not normalize and max(rb, rn) > 1.5 * min(rb, rn):
+        out.append(f"sampling rates differ ({rb:,.0f} Hz vs {rn:,.0f} Hz); --normalize compares shares instead")
+    if (base.samples is None) != (new.samples is None):
+        out.append("only one of the runs was sampled; attribution deltas are unknown")
+    return out
+
+
+def diff_svgs(base: Session, new: Session, options: RenderOptions, names: tuple[str, str],
+              normalize: bool) -> dict[str, str]:
+    """``diff-<view>.svg`` for both stack views (empty when the flamegraph renderer is missing)."""
+    try:
+        from dynaprof.analysis.stacks import build_tree
+        from dynaprof.render.flamegraph import diff_flamegraph_svg
+    except ImportError:  # pragma: no cover - ships with dynaprof
+        return {}
+    out = {}
+    for view, label in VIEWS:
+        what = "share of compile time" if normalize else "compile time"
+        out[f"diff-{view}.svg"] = diff_flamegraph_svg(
+            build_tree(base, view), build_tree(new, view), title=f"{names[0]} -> {names[1]}: {label}",
+            subtitle=f"differential flamegraph of {what} by {label}; BASE {names[0]}, NEW {names[1]}",
+            options=options, normalize=normalize)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown
+
+
+def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[str, str], links: list[str],
+                     max_rows: int = 25) -> str:
+    def e(text: object, limit: int | None = md.CELL_CHARS) -> str:
+        return md.md_escape(text, limit).replace(" -&gt; ", " → ")
+
+    out = [f"### dynaprof compare: {e(names[0])} -> {e(names[1])}", "",
+           f"**{'Normalized (shares of compile time)' if cmp.normalize else 'Change'}:** {e(cmp.headline, 1000)}"]
+    for c in caveats(base, new, cmp.normalize):
+        out += ["", f"> Note: {e(c, 300)}"]
+    if links:
+        out += ["", " · ".join(f"[{e(x)}]({x})" for x in links)]
+    hdr = ["", "BASE", "NEW", "change"]
+    out += ["", "#### Totals", "", md.md_table(["metric", *hdr[1:]], [[e(r.label), e(r.base), e(r.new), e(r.change)]
+                                                                      for r in total_rows(cmp)], align="lrrr")]
+    cats = category_rows(cmp)
+    if cats:
+        title = "Attribution (share of compile time)" if cmp.normalize else "Attribution (sampled seconds)"
+        out += ["", md.details(title, md.md_table(["category", *hdr[1:]], [[e(r.label), r.base, r.new, e(r.change)]
+                                                                           for r in cats], align="lrrr"), True)]
+    frows = frame_rows(cmp)
+    if frows:
+        body = [[e(loc), e(ids), *(e(c) for c in cells)] for loc, ids, cells, _ in frows[:max_rows]]
+        table = md.md_table(["frame", "compile id", *(METRICS[k] for k in FRAME_METRICS)], body, len(frows),
+                            "frames", "ll" + "r" * len(FRAME_METRICS))
+        out += ["", "#### Matched frames (largest change first)", "", table]
+    for label, frames in (("Only in BASE", cmp.only_base), ("Only in NEW", cmp.only_new)):
+        if frames:
+            body = [[e(f.trace_id), e(_where(f)), md.frame_time(f), fmt.count(f.guard_count)]
+                    for f in frames[:max_rows]]
+            out += ["", md.details(f"{label} ({len(frames):,})", md.md_table(
+                ["compile id", "frame", "time", "guards"], body, len(frames), "frames", "llrr"))]
+    env = [[e(k), e(b, 200), e(n, 200)] for k, b, n in environment_rows(base, new)]
+    out += ["", md.details("Environment", md.md_table(["setting", "BASE", "NEW"], env))]
+    text = "\n".join(out) + "\n"
+    if len(text) >= md.MAX_CHARS and max_rows > 3:
+        return compare_markdown(cmp, base, new, names, links, max(3, max_rows // 3))
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML
+
+
+def _change_cell(r: Row) -> tuple[h.Markup, float | None]:
+    cls = "dp-up" if r.direction > 0 else "dp-down" if r.direction < 0 else "dp-muted"
+    return h.Markup(f'<span class="{cls}">{h.esc(r.change)}</span>'), r.key
+
+
+def _arrows(text: str) -> h.Markup:
+    return h.Markup(h.esc(text).replace(" -&gt; ", " → "))
+
+
+def _row_table(first: str, rows: list[Row]) -> str:
+    cols = [h.Col(first), h.Col("BASE", True), h.Col("NEW", True), h.Col("change", True)]
+    return h.table(cols, [[r.label, r.base, r.new, _change_cell(r)] for r in rows])
+
+
+def compare_html(cmp: Comparison, base: Session, new: Session, names: tuple[str, str], svgs: dict[str, str],
+                 max_rows: int = 2000) -> str:
+    t = cmp.totals
+    kpis = "".join(h.kpi(METRICS[k], _arrows(change_text(k, t[k], False).split(" (")[0]))
+                   for k in ("compile_s", "guards", "restarts", "graph_breaks", "frames"))
+    notes = "".join(f'<p class="dp-note">Note: {h.esc(c)}</p>' for c in caveats(base, new, cmp.normalize))
+    summary = h.section("summary", "Summary", f'<div class="dp-verdict"><b>Change</b>{_arrows(cmp.headline)}</div>'
+                                              f'<div class="dp-kpis">{kpis}</div>{notes}')
+    parts = [summary, h.section("totals", "Totals", _row_table("metric", total_rows(cmp)))]
+    cats = category_rows(cmp)
+    if cats:
+        title = "Attribution (share of compile time)" if cmp.normalize else "Attribution (sampled seconds)"
+        parts.append(h.section("attribution", title, _row_table("category", cats)))
+    if svgs:
+        graphs = "".join(f'<div class="dp-graph dp-flame" data-view="{v}">{h.inline_svg(svgs[f"diff-{v}.svg"])}</div>'
+                         for v, _ in VIEWS if f"diff-{v}.svg" in svgs)
+        parts.append(h.section("flamegraphs", "Differential flamegraphs",
+                               '<p class="dp-note">Red: more time in NEW; blue: less. The top panel is NEW (widths: '
+                               "time in NEW), the bottom one BASE (stacks gone in NEW appear only there).</p>"
+                               + graphs))
+    frows = frame_rows(cmp)
+    if frows:
+        cols = [h.Col("frame", code=True), h.Col("compile id", code=True, nowrap=True),
+                *(h.Col(METRICS[k], True) for k in FRAME_METRICS)]
+        rows = [[loc, _arrows(ids), (_arrows(cells[0]), d), *map(_arrows, cells[1:])]
+                for loc, ids, cells, d in frows[:max_rows]]
+        parts.append(h.section("frames", f"Matched frames ({len(frows):,})",
+                               '<p class="dp-note">Largest compile-time change first; click a header to sort.</p>'
+                               + h.table(cols, rows, total=len(frows), noun="frames")))
+    for anchor, label, frames in (("only-base", "Only in BASE", cmp.only_base), ("only-new", "Only in NEW",
+                                                                                  cmp.only_new)):
+        if frames:
+            cols = [h.Col("compile id", code=True, nowrap=True), h.Col("frame", code=True), h.Col("time", True),
+                    h.Col("guards", True)]
+            rows = [[f.trace_id, _where(f), h.secs(f.compile_time_s), h.num(f.guard_count)] for f in frames[:max_rows]]
+            parts.append(h.section(anchor, f"{label} ({len(frames):,})", h.table(cols, rows, total=len(frames))))
+    env = [[k, b, n] for k, b, n in environment_rows(base, new)]
+    parts.append(h.section("environment", "Environment", h.table([h.Col("setting"), h.Col("BASE"), h.Col("NEW")], env,
+                                                                 sortable=False)))
+    body = "\n".join(parts)
+    nav = [(a, label) for a, label in (("summary", "Summary"), ("totals", "Totals"), ("attribution", "Attribution"),
+                                       ("flamegraphs", "Flamegraphs"), ("frames", "Frames"), ("only-base", "Only BASE"),
+                                       ("only-new", "Only NEW"), ("environment", "Environment")) if f'id="{a}"' in body]
+    header = ('<header class="dp-top"><div class="dp-brand">dynaprof · compile-time comparison</div>'
+              f"<h1>{h.esc(names[0])} → {h.esc(names[1])}</h1><div class=\"dp-meta\">BASE {h.esc(base.run.target)} "
+              f"({h.esc(base.run.start_time)}) · NEW {h.esc(new.run.target)} ({h.esc(new.run.start_time)})"
+              f"{' · normalized' if cmp.normalize else ''}</div></header>")
+    data = {"headline": cmp.headline, "base": names[0], "new": names[1], "normalize": cmp.normalize}
+    return h.page(f"dynaprof compare: {names[0]} -> {names[1]}", header, nav, body, data)
+
+
+def render_compare(cmp: Comparison, base: Session, new: Session, *, names: tuple[str, str],
+                   options: RenderOptions | None = None) -> Files:
+    """``compare.md``, ``compare.html`` and ``diff-compiler.svg`` / ``diff-traced.svg``."""
+    options = options or RenderOptions()
+    svgs = diff_svgs(base, new, options, names, cmp.normalize)
+    links = ["compare.html", *sorted(svgs)]
+    files: Files = {"compare.md": compare_markdown(cmp, base, new, names, links, options.max_rows),
+                    "compare.html": compare_html(cmp, base, new, names, svgs)}
+    files.update(svgs)
+    return files

@@ -1,0 +1,311 @@
+"""``summary.md``: a GitHub-flavoured Markdown summary to paste into a pull-request comment.
+
+The summary always stays under ``MAX_CHARS`` (GitHub refuses comments over 65,536 characters):
+tables show ``RenderOptions.max_rows`` rows and elide the rest with a count, and when the result
+is still too long the row limit shrinks and, as a last resort, trailing sections are dropped.
+Everything that comes from user code goes through ``md_escape`` (GFM renders inline HTML, so an
+unescaped ``<img onerror=...>`` in a function name would be live in the comment).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from dynaprof import fmt
+from dynaprof.analysis.findings import findings, hottest, totals
+from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, FunctionRef, Session
+from dynaprof.render.base import Files, RenderContext
+
+#: hard cap on the summary's length (GitHub's comment limit is 65,536)
+MAX_CHARS = 60_000
+#: longest user text shown in one table cell, before escaping
+CELL_CHARS = 120
+
+_MD_PUNCT = re.compile(r"([\\`*_\[\]{}#|~@$!])")
+_LEADING = re.compile(r"^(\d*)([+\-=.)])(?=\s|$)")
+
+
+def md_escape(text: object, limit: int | None = CELL_CHARS) -> str:
+    """User text as inert Markdown on one line: whitespace collapsed (newlines become spaces),
+    cut to ``limit`` characters, HTML-significant characters as entities, Markdown punctuation
+    (table pipes, backticks, emphasis, links, mentions, math) backslash-escaped."""
+    flat = fmt.one_line(str(text), limit) if limit else " ".join(str(text).split())
+    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    flat = _MD_PUNCT.sub(r"\\\1", flat)
+    return _LEADING.sub(r"\1\\\2", flat)  # "- x", "1. x" would start a list
+
+
+def md_code_block(text: str, lang: str = "") -> str:
+    """A fenced code block whose fence is longer than any backtick run inside ``text``."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def md_table(header: Sequence[str], rows: Sequence[Sequence[str]], total: int | None = None,
+             noun: str = "rows", align: str | None = None) -> str:
+    """A GFM table; cells must already be escaped. ``total`` > len(rows) adds an elision line.
+    ``align`` holds one character per column: ``l`` or ``r``."""
+    align = align or "l" * len(header)
+    sep = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(cell or " " for cell in row) + " |" for row in rows]
+    if total is not None and total > len(rows):
+        lines.append(f"\n_... and {total - len(rows):,} more {noun}_")
+    return "\n".join(lines)
+
+
+def details(summary: str, body: str, open_: bool = False) -> str:
+    return f"<details{' open' if open_ else ''}>\n<summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
+# ---------------------------------------------------------------------------------------------
+# data shared with the HTML report
+
+
+@dataclass(frozen=True)
+class FunctionTime:
+    func: FunctionRef
+    self_s: float
+    inclusive_s: float
+
+
+def traced_function_times(session: Session) -> list[FunctionTime]:
+    """Self and inclusive sampled seconds per traced user function, heaviest self time first."""
+    if session.samples is None:
+        return []
+    self_s: dict[int, float] = {}
+    incl: dict[int, float] = {}
+    for st in session.samples.stacks:
+        if not st.traced:
+            continue
+        self_s[st.traced[-1]] = self_s.get(st.traced[-1], 0.0) + st.seconds
+        for i in set(st.traced):
+            incl[i] = incl.get(i, 0.0) + st.seconds
+    out = [FunctionTime(session.functions[i], self_s.get(i, 0.0), v) for i, v in incl.items()]
+    return sorted(out, key=lambda t: (-t.self_s, -t.inclusive_s, t.func.name, t.func.filename, t.func.lineno))
+
+
+@dataclass(frozen=True)
+class PropertyRow:
+    label: str
+    count: int
+    instances: int
+    seconds: float
+
+
+def parametrized_properties(session: Session) -> list[PropertyRow]:
+    """Parametrized properties per label (summed over frames), heaviest first."""
+    acc: dict[str, list[float]] = {}
+    for f in session.frames:
+        for p in f.properties:
+            if p.parametrized:
+                row = acc.setdefault(p.label, [0, 0, 0.0])
+                row[0] += p.count
+                row[1] += p.instances
+                row[2] += p.seconds
+    rows = [PropertyRow(k, int(v[0]), int(v[1]), v[2]) for k, v in acc.items()]
+    return sorted(rows, key=lambda r: (-r.seconds, r.label))
+
+
+def frames_by_time(session: Session) -> list[CompiledFrame]:
+    """Frames slowest first (unknown times last), then in compile order."""
+    return sorted(session.frames, key=lambda f: (f.compile_time_s is None, -(f.compile_time_s or 0.0), f.start_s))
+
+
+def frame_id(f: CompiledFrame) -> str:
+    """``0/0``, or ``1/2 (1/2_1)`` when the trace id differs, plus the generation after a reset."""
+    text = f.compile_id if f.trace_id == f.compile_id else f"{f.compile_id} ({f.trace_id})"
+    return text + (f" gen {f.generation}" if f.generation else "")
+
+
+def frame_time(f: CompiledFrame) -> str:
+    return fmt.seconds(f.compile_time_s) + ("" if f.status == "ok" else f" ({f.status})")
+
+
+def restart_reasons(session: Session) -> list[tuple[str, int, list[str]]]:
+    """(reason, times, trace ids) for restart reasons, most frequent first."""
+    seen: dict[str, list[str]] = {}
+    for f in session.frames:
+        for r in f.restart_reasons:
+            seen.setdefault(" ".join(r.split()), []).append(f.trace_id)
+    return sorted(((r, len(ids), ids) for r, ids in seen.items()), key=lambda t: (-t[1], t[0]))
+
+
+def graph_break_reasons(session: Session) -> list[tuple[str, str, int]]:
+    """(reason, user location, count), most frequent first."""
+    c: Counter[tuple[str, str]] = Counter()
+    for f in session.frames:
+        for gb in f.graph_break_reasons:
+            loc = fmt.location(gb.filename, gb.lineno) if gb.filename else ""
+            c[(" ".join(gb.reason.split()), loc)] += 1
+    return [(r, loc, n) for (r, loc), n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def sampler_text(session: Session) -> str:
+    s = session.samples
+    if s is None:
+        return f"{session.capture.sampler} (no samples)"
+    rate = f"{s.achieved_hz:,.0f} Hz" if s.achieved_hz is not None else "? Hz"
+    req = f" (requested {s.requested_hz:,.0f} Hz)" if s.requested_hz else ""
+    err = f", {s.errors:,} errors" if s.errors else ""
+    return f"{s.source} at {rate}{req}, {s.count:,} samples over {fmt.seconds(s.seconds)}{err}"
+
+
+def totals_line(session: Session) -> str:
+    t = totals(session)
+    frames = int(t["frames"] or 0)
+    parts = [
+        f"{fmt.seconds(session.total_compile_s)} compiling",
+        f"{frames:,} compiled frame{'s' * (frames != 1)}",
+        f"{fmt.count(_int(t['restarts']))} restarts",
+        f"{fmt.count(_int(t['graph_breaks']))} graph breaks",
+        f"{fmt.count(_int(t['guards']))} guards",
+    ]
+    if t["failed"]:
+        parts.append(f"{fmt.count(_int(t['failed']))} failed")
+    if session.run.wall_s is not None:
+        parts.append(f"run wall time {fmt.seconds(session.run.wall_s)}")
+    return " · ".join(parts)
+
+
+def _int(v: float | int | None) -> int | None:
+    return None if v is None else int(v)
+
+
+def artifact_links(session: Session) -> list[tuple[str, str]]:
+    """(label, relative path) of the files written next to the summary."""
+    links = [("full report", "report.html"), ("trace (Perfetto)", "trace.json")]
+    if session.samples is not None and session.samples.stacks:
+        links[1:1] = [("compiler flamegraph", "flame-compiler.svg"),
+                      ("traced-code flamegraph", "flame-traced.svg"), ("call graph", "callgraph.svg")]
+    return links
+
+
+# ---------------------------------------------------------------------------------------------
+# sections
+
+
+def _header(s: Session, rows: int) -> str:
+    status = "" if s.run.complete else f" (incomplete: {md_escape(s.run.end_reason)})"
+    lines = [f"### dynaprof: {md_escape(s.run.target)}{status}", "",
+             f"**Verdict:** {md_escape(hottest(s), 600)}", "", f"**Totals:** {totals_line(s)}", ""]
+    lines.append(" · ".join(f"[{label}]({path})" for label, path in artifact_links(s)))
+    found = findings(s)[1:]  # the first one is the verdict
+    if found:
+        lines += ["", "**Also:**", ""]
+        lines += [f"- {md_escape(f.text, 400)}" for f in found[:rows]]
+    return "\n".join(lines)
+
+
+def _frames(s: Session, rows: int) -> str:
+    if not s.frames:
+        return ""
+    ordered = frames_by_time(s)
+    body = [[md_escape(frame_id(f)), f"{md_escape(f.name)} ({md_escape(fmt.location(f.filename, f.lineno))})",
+             frame_time(f), str(f.restarts), str(f.graph_breaks), fmt.count(f.guard_count)] for f in ordered[:rows]]
+    table = md_table(["compile id", "location", "time", "restarts", "graph breaks", "guards"], body,
+                     len(ordered), "frames", "llrrrr")
+    return f"#### Compiled frames (slowest first)\n\n{table}"
+
+
+def _attribution(s: Session, rows: int) -> str:
+    cats = sorted(((k, v) for k, v in s.attribution.items() if v > 0), key=lambda kv: -kv[1])
+    if not cats:
+        return ""
+    total = s.total_compile_s
+    body = [[fmt.seconds(v), fmt.pct(v, total), md_escape(CATEGORY_LABELS.get(k, k))] for k, v in cats]
+    sampled = s.samples.seconds if s.samples else 0.0
+    note = f"Sampled {fmt.seconds(sampled)} of {fmt.seconds(total)} compile time; every sample is in one category."
+    return details("Where compile time went (attribution)",
+                   md_table(["seconds", "% of compile", "category"], body, align="rrl") + "\n\n" + note, True)
+
+
+def _properties(s: Session, rows: int) -> str:
+    props = parametrized_properties(s)
+    if not props:
+        return ""
+    body = [[md_escape(p.label), f"{p.count:,}", f"{p.instances:,}", fmt.seconds(p.seconds)] for p in props[:rows]]
+    table = md_table(["property", "times traced", "instances", "seconds"], body, len(props), "properties", "lrrr")
+    return details(f"Parametrized properties ({len(props):,})", table, True)
+
+
+def _traced(s: Session, rows: int) -> str:
+    times = traced_function_times(s)
+    if not times:
+        return ""
+    body = [[md_escape(t.func.name + (" (property)" if t.func.kind == "property" else "")),
+             md_escape(fmt.location(t.func.filename, t.func.lineno)), fmt.seconds(t.self_s),
+             fmt.seconds(t.inclusive_s)] for t in times[:rows]]
+    table = md_table(["traced user function", "location", "self", "inclusive"], body, len(times), "functions", "llrr")
+    return details("Top traced user functions (sampled)", table)
+
+
+def _reasons(s: Session, rows: int) -> str:
+    out = []
+    rr = restart_reasons(s)
+    if rr:
+        body = [[md_escape(r), f"{n:,}", md_escape(", ".join(ids[:3]) + (" ..." if len(ids) > 3 else ""))]
+                for r, n, ids in rr[:rows]]
+        out.append(details(f"Restart reasons ({sum(n for _, n, _ in rr):,})",
+                           md_table(["reason", "times", "frames"], body, len(rr), "reasons", "lrl")))
+    gb = graph_break_reasons(s)
+    if gb:
+        body = [[md_escape(r), md_escape(loc), f"{n:,}"] for r, loc, n in gb[:rows]]
+        out.append(details(f"Graph break reasons ({sum(n for _, _, n in gb):,})",
+                           md_table(["reason", "user location", "count"], body, len(gb), "reasons", "llr")))
+    return "\n\n".join(out)
+
+
+def _environment(s: Session, rows: int) -> str:
+    r = s.run
+    items = [
+        ("torch", r.torch_version or "?"), ("python", r.python_version), ("device", r.device or "?"),
+        ("platform", r.platform), ("sampler", sampler_text(s)), ("dynaprof", r.dynaprof_version),
+        ("started", r.start_time), ("exit", f"{r.end_reason}, status {r.exit_status}"),
+    ]
+    if r.world_size:
+        items.append(("rank", f"{r.rank} of {r.world_size}"))
+    if s.capture.source != "live":
+        items.append(("source", s.capture.source))
+    body = [[k, md_escape(v, 300)] for k, v in items]
+    body += [["warning", md_escape(w, 300)] for w in s.capture.warnings[:rows]]
+    return details("Environment", md_table(["setting", "value"], body))
+
+
+def _reproduce(s: Session, rows: int) -> str:
+    cmd = shlex.join(s.run.command) if s.run.command else "?"
+    if len(cmd) > 2000:
+        cmd = cmd[:2000] + " ..."
+    return "Reproduce:\n\n" + md_code_block(cmd, "sh")
+
+
+_SECTIONS: tuple[Callable[[Session, int], str], ...] = (
+    _header, _frames, _attribution, _properties, _traced, _reasons, _environment, _reproduce,
+)
+
+
+def summary_markdown(session: Session, max_rows: int = 25, max_chars: int = MAX_CHARS) -> str:
+    """The summary text, guaranteed shorter than ``max_chars``."""
+    rows = max(1, max_rows)
+    while True:
+        parts = [p for p in (section(session, rows) for section in _SECTIONS) if p]
+        text = "\n\n".join(parts) + "\n"
+        if len(text) < max_chars or rows <= 3:
+            break
+        rows = max(3, rows // 2)
+    note = "\n\n_(summary shortened to fit a PR comment; see report.html for everything)_\n"
+    while len(text) >= max_chars and len(parts) > 1:
+        parts.pop(-2 if len(parts) > 2 else -1)  # keep the reproduce command as long as possible
+        text = "\n\n".join(parts) + note
+    if len(text) >= max_chars:  # unreachable with bounded cells; belt and braces
+        text = text[: max_chars - len(note) - 1].rsplit("\n", 1)[0] + note
+    return text
+
+
+def render_markdown(ctx: RenderContext) -> Files:
+    return {"summary.md": summary_markdown(ctx.session, ctx.options.max_rows)}

@@ -1,0 +1,154 @@
+"""report.html: self-contained (no external URL anywhere), escaped, with every section."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+
+from dynaprof.model import GraphBreak, PropertyTrace, Session, Stack
+from dynaprof.render.base import RenderContext
+from dynaprof.render.html import CSP, Col, Markup, esc, inline_svg, render_html, script_json, table
+from tests.factories import SP, FunctionTable, frame, make_session, seed_session
+
+HOSTILE = '<img src=x onerror=alert(1)></script><script>alert(2)</script>"\'&amp;'
+URL_ATTRS = {"src", "href", "xlink:href", "action", "formaction", "data", "poster", "background", "srcset"}
+
+
+class Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.urls: list[tuple[str, str, str]] = []
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str, str]] = []
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self._script: dict[str, str | None] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        for k, v in attrs:
+            self.attrs.append((tag, k, v or ""))
+            if k in URL_ATTRS:
+                self.urls.append((tag, k, v or ""))
+        if tag == "script":
+            self._script = dict(attrs)
+
+    def handle_data(self, data: str) -> None:
+        if self._script is not None:
+            self.scripts.append((self._script, data))
+            self._script = None
+
+    def handle_endtag(self, tag: str) -> None:
+        self._script = None
+
+
+def parse(text: str) -> Collector:
+    c = Collector()
+    c.feed(text)
+    c.close()
+    return c
+
+
+def report(session: object) -> str:
+    out = render_html(RenderContext(session))  # type: ignore[arg-type]
+    assert list(out) == ["report.html"]
+    text = out["report.html"]
+    assert isinstance(text, str)
+    return text
+
+
+def assert_self_contained(text: str) -> None:
+    c = parse(text)
+    for tag, attr, url in c.urls:
+        assert url.startswith(("#", "data:")), f"<{tag} {attr}={url!r}> would fetch"
+    assert not any(tag in ("link", "iframe", "object", "embed", "img") for tag in c.tags)
+    assert "@import" not in text
+    for m in re.finditer(r"url\(\s*['\"]?([^)'\"]*)", text):
+        assert m.group(1).startswith(("#", "data:")), m.group(0)
+    assert ("meta", "content", CSP) in c.attrs  # the browser itself refuses any fetch
+
+
+def hostile_session() -> Session:
+    t = FunctionTable()
+    fn = t(HOSTILE, "/work/<evil>.py", 3, "traced")
+    comp = t(HOSTILE + "compiler", SP + "torch/_dynamo/convert_frame.py", 3)
+    f = frame("0/0", name=HOSTILE, filename="/work/<evil>.py", restarts=1, restart_reasons=[HOSTILE],
+              recompile_reason=HOSTILE, fail_reason=HOSTILE, graph_breaks=1,
+              graph_break_reasons=[GraphBreak(HOSTILE, "/w/<b>.py", 2)], phases={HOSTILE: 0.5},
+              properties=[PropertyTrace(HOSTILE, "O", "w", SP + "torch/nn/utils/parametrize.py", 1, True, 1, 1, 0.5)])
+    s = make_session([f], [Stack("0/0", 1, 1, [comp], [fn], 1, 0.5)], t.functions)
+    s.run.target = HOSTILE
+    s.run.command = ["dynaprof", "run", HOSTILE]
+    s.capture.warnings = [HOSTILE]
+    return s
+
+
+def test_seed_report_sections() -> None:
+    text = report(seed_session())
+    assert text.startswith("<!DOCTYPE html>")
+    for anchor in ("summary", "attribution", "flamegraphs", "callgraph", "frames", "properties", "traced",
+                   "compiles", "environment"):
+        assert f'id="{anchor}"' in text, anchor
+    assert "64 parametrized properties" in text
+    assert text.count('class="dynaprof-flame"') >= 2  # compiler and traced flamegraphs, inlined
+    assert "<?xml" not in text
+    assert 'class="dp-table sortable"' in text
+    assert '<details class="dp-frame">' in text
+    assert_self_contained(text)
+
+
+def test_json_island_round_trips() -> None:
+    text = report(seed_session())
+    c = parse(text)
+    island = [data for attrs, data in c.scripts if attrs.get("id") == "dp-data"]
+    assert len(island) == 1
+    data = json.loads(island[0])
+    assert data["verdict"].startswith("64 parametrized properties")
+    assert data["totals"]["frames"] == 1
+
+
+def test_hostile_names_escaped() -> None:
+    text = report(hostile_session())
+    assert "<img" not in text
+    c = parse(text)
+    assert "img" not in c.tags
+    assert not any(k.startswith("on") for _, k, _ in c.attrs)  # no event handler attribute anywhere
+    code = [data for attrs, data in c.scripts if attrs.get("type") != "application/json"]
+    assert code and not any("alert(" in s for s in code)  # user text never lands in executable script
+    island = next(data for attrs, data in c.scripts if attrs.get("id") == "dp-data")
+    assert "<" not in island and ">" not in island
+    assert json.loads(island)["target"] == HOSTILE
+    assert_self_contained(text)
+
+
+def test_no_samples_report() -> None:
+    text = report(seed_session(with_samples=False))
+    assert "No samples" in text
+    assert_self_contained(text)
+
+
+def test_empty_session_report() -> None:
+    text = report(make_session([]))
+    assert "no torch.compile compilation happened" in text
+    assert_self_contained(text)
+
+
+def test_helpers() -> None:
+    assert esc('<a href="x">&\'') == "&lt;a href=&quot;x&quot;&gt;&amp;&#x27;"
+    assert esc(Markup("<b>ok</b>")) == "<b>ok</b>"
+    assert esc("a\x00b") == "a\ufffdb"
+    assert script_json({"k": "</script><!--&\u2028"}) == '{"k": "\\u003c/script\\u003e\\u003c!--\\u0026\\u2028"}'
+    svg = inline_svg('<?xml version="1.0"?>\n<!DOCTYPE svg PUBLIC "x" "http://y">\n<!-- c -->\n<svg width="1"></svg>\n')
+    assert svg == '<svg width="1"></svg>'
+    html = table([Col("name"), Col("time", True)], [["<x>", ("1.0 s", 1.0)], ["y", ("?", None)]], total=5)
+    assert "&lt;x&gt;" in html and 'data-sort="1"' in html and "3 more rows" in html
+
+
+def test_large_session_report_is_bounded() -> None:
+    from tests.test_markdown import big_session
+
+    text = report(big_session(3000))
+    assert "... and 1,000 more frames not shown" in text  # frames table shows 2,000
+    assert "faster compiles not shown" in text  # per-compile sections show 200
+    assert len(text) < 20_000_000
+    assert_self_contained(text)

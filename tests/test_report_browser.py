@@ -1,0 +1,138 @@
+"""report.html and compare.html in headless Chromium: no fetches, no console errors, and the
+flamegraph search/zoom and table sorting work on the inlined page."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dynaprof.analysis.compare import compare_sessions
+from dynaprof.render.base import RenderContext
+from dynaprof.render.compare_report import render_compare
+from dynaprof.render.html import render_html
+from tests.factories import seed_session
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = os.environ.get("DYNAPROF_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--no-first-run", "--disable-sync"]
+HIGHLIGHT = "rgb(40,210,120)"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        pytest.skip(f"chromium not found at {CHROMIUM}")
+    with sync_api.sync_playwright() as p:
+        try:
+            b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        except Exception as e:  # pragma: no cover - depends on the machine
+            pytest.skip(f"chromium does not start: {e}")
+        yield b
+        b.close()
+
+
+class Page:
+    """A page that records console errors, page errors and every request it makes."""
+
+    def __init__(self, browser: Any, path: Path) -> None:
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.goto(path.as_uri())
+        self.page.wait_for_load_state("load")
+
+    def assert_clean(self) -> None:
+        assert self.errors == []
+        bad = [u for u in self.requests if not u.startswith(("file:", "data:"))]
+        assert bad == []
+
+
+def _write(tmp_path: Path, name: str, text: str | bytes) -> Path:
+    path = tmp_path / name
+    path.write_text(text) if isinstance(text, str) else path.write_bytes(text)
+    return path
+
+
+def test_report_in_browser(browser: Any, tmp_path: Path) -> None:
+    html = render_html(RenderContext(seed_session()))["report.html"]
+    pg = Page(browser, _write(tmp_path, "report.html", html))
+    page = pg.page
+    flames = page.locator("div.dp-flame svg.dynaprof-flame")
+    assert flames.count() >= 1, "no flamegraph SVG inlined"
+    assert page.locator("div.dp-flame svg[data-fg-ready]").count() == flames.count(), "flamegraph script did not run"
+
+    # search: the "Search" button prompts for a term, matching frames turn green
+    first = flames.first
+    page.once("dialog", lambda d: d.accept("InstructionTranslator"))
+    first.locator(".fg-search").click()
+    assert first.locator(f'rect[fill="{HIGHLIGHT}"]').count() > 0
+    assert first.locator(".fg-matched").text_content().startswith("matched ")
+    assert first.locator(".fg-search").text_content() == "Reset search"
+
+    # zoom: clicking a narrow frame widens it and shows "Reset zoom"
+    frame = first.locator(".fg-panel > g", has=page.locator("title", has_text="CheckFunctionManager")).first
+    rect = frame.locator("rect")
+    before = float(rect.get_attribute("width"))
+    frame.click()
+    after = float(rect.get_attribute("width"))
+    assert after > before * 2
+    assert first.locator(".fg-unzoom").is_visible()
+    first.locator(".fg-unzoom").click()
+    assert float(rect.get_attribute("width")) == pytest.approx(before, abs=0.2)
+
+    # sorting: the traced-functions table sorts by the clicked column, toggling direction
+    th = page.locator("#traced th", has_text="inclusive")
+
+    def column() -> list[float]:
+        cells = page.locator("#traced tbody tr td:nth-child(4)")
+        return [float(cells.nth(i).get_attribute("data-sort")) for i in range(cells.count())]
+
+    th.click()
+    assert th.get_attribute("aria-sort") == "descending"
+    assert column() == sorted(column(), reverse=True)
+    th.click()
+    assert th.get_attribute("aria-sort") == "ascending"
+    assert column() == sorted(column())
+    name_th = page.locator("#traced th", has_text="traced user function")
+    name_th.click()
+    names = page.locator("#traced tbody tr td:nth-child(1)").all_text_contents()
+    assert names == sorted(names, key=str.lower, reverse=True)
+
+    # per-compile sections collapse and expand
+    page.locator("button[data-expand=open]").click()
+    assert page.locator("details.dp-frame[open]").count() == page.locator("details.dp-frame").count()
+    if page.locator("#callgraph svg").count():
+        assert page.locator("#callgraph svg").first.is_visible()
+    pg.assert_clean()
+    page.close()
+
+
+def test_compare_in_browser(browser: Any, tmp_path: Path) -> None:
+    base, new = seed_session(False), seed_session(True)
+    files = render_compare(compare_sessions(base, new), base, new, names=("plain", "parametrized"))
+    pg = Page(browser, _write(tmp_path, "compare.html", files["compare.html"]))
+    page = pg.page
+    assert "parametrization property tracing (93% of the growth)" in page.locator(".dp-verdict").text_content()
+    flames = page.locator("svg.dynaprof-flame")
+    if flames.count():
+        page.once("dialog", lambda d: d.accept("compile_frame"))
+        flames.first.locator(".fg-search").click()
+        assert flames.first.locator(f'rect[fill="{HIGHLIGHT}"]').count() > 0
+    th = page.locator("#totals th", has_text="change")
+    th.click()
+    keys = [c.get_attribute("data-sort") for c in page.locator("#totals tbody td:nth-child(4)").all()]
+    known = [float(k) for k in keys if k is not None]
+    assert known == sorted(known, reverse=True)
+    pg.assert_clean()
+    page.close()
