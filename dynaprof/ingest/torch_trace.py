@@ -1,0 +1,455 @@
+"""Streaming reader for TORCH_TRACE structured logs (``dedicated_log_torch_trace_*.log``).
+
+A log is a sequence of records. Each record is one glog-prefixed line holding a JSON envelope,
+followed by zero or more payload lines that each start with a TAB::
+
+    V1130 17:41:19.065000 4967 torch/_dynamo/utils.py:2350] {"chromium_event": {}, "frame_id": 0, ...}
+    \t{
+    \t"name": "dynamo",
+
+The event type is the envelope's first key. The reader never holds the file or a whole payload:
+envelopes are JSON-decoded only for the types the consumer asks for (the rest are recognised from
+their first key without decoding), and payload lines are handed to the consumer's handler in
+bounded chunks, or skipped without decoding when nobody asked for them. Files may be plain or
+gzip (detected by magic bytes). ``docs/torch-trace.md`` describes the import as a whole.
+
+Public entry points: ``import_torch_trace``, ``import_torch_trace_ranks``, ``is_torch_trace``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import suppress
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Protocol, cast
+
+from dynaprof.errors import DynaprofError
+
+if TYPE_CHECKING:
+    from dynaprof.model.session import Session
+
+GZIP_MAGIC = b"\x1f\x8b"
+LOG_PREFIX = "dedicated_log_torch_trace_"
+_RANK_FILE = re.compile(r"dedicated_log_torch_trace_rank_(\d+)_")
+#: glog prefix torch writes: level, MMDD, time, a process id column, the emitting source line
+_GLOG = re.compile(rb"(?:\[rank(\d+)\]:)?[A-Z](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))? +(\d+) ")
+#: payload lines are handed to handlers in chunks of at most this many lines
+CHUNK_LINES = 4096
+#: problems spelled out in warnings; the rest are only counted
+MAX_MESSAGES = 5
+#: a file whose first this-many lines hold no record is not a trace log
+SNIFF_LINES = 200
+#: most payload bytes a Collect handler keeps
+MAX_COLLECT_BYTES = 8 << 20
+
+
+class PayloadHandler(Protocol):
+    """Receives one record's payload: raw lines (leading TAB and trailing newline included)."""
+
+    def feed(self, lines: list[bytes]) -> None: ...
+
+    def done(self) -> None: ...
+
+
+class Event:
+    """One record. ``meta`` is the decoded envelope (``None`` when its type was not asked for).
+    Set ``payload`` to a handler before asking for the next event to receive the payload."""
+
+    __slots__ = ("lineno", "meta", "payload", "prefix", "type")
+
+    def __init__(self, lineno: int, etype: str, meta: dict[str, Any] | None, prefix: bytes) -> None:
+        self.lineno = lineno
+        self.type = etype
+        self.meta = meta
+        self.prefix = prefix
+        self.payload: PayloadHandler | None = None
+
+    def glog(self) -> tuple[int | None, float | None, int | None, str | None]:
+        """From the glog prefix: (the process/thread id column, seconds since about the start of
+        the year, the ``[rankN]:`` prefix, the raw ``MM-DDTHH:MM:SS.ffffff`` stamp)."""
+        m = _GLOG.match(self.prefix)
+        if m is None:
+            return None, None, None, None
+        rank, month, day, hh, mm, ss, frac, tid = (g.decode() if g else "" for g in m.groups())
+        secs = (int(month) * 31 + int(day)) * 86400 + int(hh) * 3600 + int(mm) * 60 + int(ss) + 0.0
+        secs += int(frac) / 10 ** len(frac) if frac else 0.0
+        stamp = f"{month}-{day}T{hh}:{mm}:{ss}" + (f".{frac}" if frac else "")
+        return int(tid), secs, int(rank) if rank else None, stamp
+
+
+class ReadStats:
+    """What went wrong while reading, for ``capture.warnings`` (or a strict-mode error)."""
+
+    def __init__(self, path: Path, strict: bool) -> None:
+        self.path = path
+        self.strict = strict
+        self.records = 0
+        self.malformed = 0
+        self.messages: list[str] = []
+        self.truncated = False
+        self.unknown: Counter[str] = Counter()
+
+    def problem(self, lineno: int, message: str) -> None:
+        if self.strict:
+            raise DynaprofError(f"{self.path}:{lineno}: {message}")
+        self.malformed += 1
+        if len(self.messages) < MAX_MESSAGES:
+            self.messages.append(f"line {lineno}: {message}")
+
+    def warnings(self) -> list[str]:
+        out: list[str] = []
+        if self.truncated:
+            out.append(f"{self.path}: the log ends mid-record (truncated); the last compile may be incomplete")
+        if self.malformed:
+            shown = "; ".join(self.messages)
+            more = f" (first {len(self.messages)}: {shown})" if self.messages else ""
+            out.append(f"skipped {self.malformed} malformed line(s){more}")
+        if self.unknown:
+            kinds = ", ".join(f"{k} ({n})" for k, n in sorted(self.unknown.items(), key=lambda kv: (-kv[1], kv[0])))
+            out.append(f"skipped {sum(self.unknown.values())} events of {len(self.unknown)} unknown types: {kinds}")
+        return out
+
+
+def open_trace(path: Path) -> IO[bytes]:
+    """Open a log for binary reading, transparently un-gzipping (sniffed by magic bytes)."""
+    try:
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == GZIP_MAGIC
+        return cast(IO[bytes], gzip.open(path, "rb") if gz else open(path, "rb"))  # the caller closes it
+    except OSError as e:
+        raise DynaprofError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def _candidates(directory: Path) -> list[Path]:
+    try:
+        found = [p for p in directory.iterdir() if p.name.endswith((".log", ".log.gz")) and p.is_file()]
+    except OSError as e:
+        raise DynaprofError(f"{directory}: cannot list: {e.strerror or e}") from None
+    return sorted(found, key=lambda p: (_mtime(p), p.name))
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def rank_of(path: Path) -> int | None:
+    m = _RANK_FILE.match(path.name)
+    return int(m.group(1)) if m else None
+
+
+def rank_logs(directory: Path) -> dict[int, Path]:
+    """The newest log of each rank in a directory of ``dedicated_log_torch_trace_rank_<N>_*`` files."""
+    out: dict[int, Path] = {}
+    for p in _candidates(directory):  # oldest first, so the newest wins
+        r = rank_of(p)
+        if r is not None:
+            out[r] = p
+    return dict(sorted(out.items()))
+
+
+def resolve_log(path: Path, rank: int | None = None) -> Path:
+    """The log file to read: ``path`` itself, or the newest ``*.log`` (of ``rank``) in a directory."""
+    path = Path(path)
+    if not path.exists():
+        raise DynaprofError(f"{path}: no such file or directory")
+    if not path.is_dir():
+        return path
+    if rank is not None:
+        logs = rank_logs(path)
+        if rank not in logs:
+            have = ", ".join(map(str, logs)) or "none"
+            raise DynaprofError(f"{path}: no TORCH_TRACE log for rank {rank} (ranks found: {have})")
+        return logs[rank]
+    cands = _candidates(path)
+    preferred = [p for p in cands if p.name.startswith(LOG_PREFIX)] or cands
+    if not preferred:
+        raise DynaprofError(f"{path}: no *.log file in this directory (expected dedicated_log_torch_trace_*.log)")
+    return preferred[-1]
+
+
+def _is_record(line: bytes) -> bool:
+    i = line.find(b"] {")
+    return i > 0 and _GLOG.match(line, 0, i + 1) is not None and line[i + 3 : i + 4] == b'"'
+
+
+def _sniff(fh: IO[bytes]) -> bool:
+    """Does one of the first lines look like a record? Reads at most a few MiB."""
+    for _ in range(SNIFF_LINES):
+        line = fh.readline(1 << 16)
+        if not line:
+            return False
+        if _is_record(line):
+            return True
+    return False
+
+
+def _sniff_file(path: Path) -> bool:
+    try:
+        with open_trace(path) as fh:
+            return _sniff(fh)
+    except (OSError, EOFError, zlib.error, DynaprofError):
+        return False
+
+
+def is_torch_trace(path: Path) -> bool:
+    """Cheap sniff: is ``path`` a TORCH_TRACE log, or a directory holding one (and not a run folder)?"""
+    path = Path(path)
+    try:
+        if path.is_dir():
+            if (path / "session.json").exists():
+                return False
+            return any(_sniff_file(p) for p in reversed(_candidates(path)))
+        return path.is_file() and _sniff_file(path)
+    except (OSError, DynaprofError):
+        return False
+
+
+class TraceReader:
+    """Iterates the records of one log. ``decode``: types whose envelope is JSON-decoded;
+    ``known``: types recognised but not needed; anything else is counted as unknown."""
+
+    def __init__(self, path: Path, *, strict: bool, decode: frozenset[str], known: frozenset[str]) -> None:
+        self.path = path
+        self.decode = decode
+        self.known = known
+        self.stats = ReadStats(path, strict)
+
+    def events(self) -> Iterator[Event]:
+        stats = self.stats
+        handler: PayloadHandler | None = None
+        buf: list[bytes] = []
+        lineno = 0
+        line = b"\n"
+        type_names: dict[bytes, str] = {}
+        decode, known = self.decode, self.known
+        with open_trace(self.path) as fh:
+            try:
+                looks_right = _sniff(fh)
+                fh.seek(0)
+            except (OSError, EOFError, zlib.error) as e:
+                raise DynaprofError(f"{self.path}: cannot read: {e}") from None
+            if not looks_right:
+                raise DynaprofError(f"{self.path}: not a TORCH_TRACE log (no structured records found)")
+            try:
+                for line in fh:  # the hot loop: keep it lean
+                    lineno += 1
+                    if line[0] == 9:  # TAB: a payload line
+                        if handler is not None:
+                            buf.append(line)
+                            if len(buf) >= CHUNK_LINES:
+                                handler.feed(buf)
+                                buf = []
+                        continue
+                    if handler is not None:
+                        if buf:
+                            handler.feed(buf)
+                            buf = []
+                        handler.done()
+                        handler = None
+                    body = line.rstrip(b"\r\n")
+                    i = body.find(b"] {")
+                    j = body.find(b'"', i + 4) if i > 0 and body[i + 3 : i + 4] == b'"' else -1
+                    if j < 0:
+                        if body:
+                            stats.problem(lineno, "not a structured trace record")
+                        continue
+                    raw_type = body[i + 4 : j]
+                    etype = type_names.get(raw_type)
+                    if etype is None:
+                        etype = type_names[raw_type] = raw_type.decode("utf-8", "replace")
+                    meta: dict[str, Any] | None = None
+                    if etype in decode:
+                        meta = _decode(body[i + 2 :], etype)
+                        if meta is None:
+                            what = "invalid JSON in" if line.endswith(b"\n") else "the file ends (truncated) mid"
+                            stats.problem(lineno, f"{what} a {etype[:40]!r} record")
+                            continue
+                    elif not body.endswith(b"}"):
+                        stats.problem(lineno, f"incomplete {etype[:40]!r} record")
+                        continue
+                    elif etype not in known:
+                        stats.unknown[etype[:80]] += 1
+                        stats.records += 1
+                        continue
+                    stats.records += 1
+                    ev = Event(lineno, etype, meta, body[:i])
+                    yield ev
+                    handler = ev.payload
+            except (EOFError, OSError, zlib.error, gzip.BadGzipFile) as e:
+                stats.truncated = True
+                stats.problem(lineno + 1, f"cannot read further ({type(e).__name__}: {e})")
+            if not line.endswith(b"\n"):  # only the last line can lack one
+                stats.truncated = True
+                if stats.strict:
+                    stats.problem(lineno, "the file ends mid-line (truncated)")
+            elif line[0] != 9 and b'"has_payload"' in line and not stats.truncated:
+                stats.truncated = True  # the last record announced a payload that never came
+                stats.problem(lineno, "the file ends before the record's payload (truncated)")
+            if handler is not None:
+                if buf:
+                    handler.feed(buf)
+                handler.done()
+        if stats.records == 0:
+            raise DynaprofError(f"{self.path}: not a TORCH_TRACE log (no structured records found)")
+
+
+def _decode(data: bytes, etype: str) -> dict[str, Any] | None:
+    try:
+        meta = json.loads(data.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(meta, dict) or etype not in meta:
+        return None
+    return meta
+
+
+def import_torch_trace(path: Path, *, strict: bool = False, rank: int | None = None) -> Session:
+    """Build a Session from a TORCH_TRACE log file (plain or gzip) or the newest log in a directory.
+
+    Raises DynaprofError for a missing or unreadable path, a file that is not a trace log, and in
+    ``strict`` mode for the first malformed or truncated line (naming ``path:line``)."""
+    from dynaprof.ingest.trace_to_session import build_session
+
+    path = Path(path)
+    log = resolve_log(path, rank)
+    session = build_session(log, strict=strict, rank=rank if rank is not None else rank_of(log))
+    ranks = rank_logs(path) if path.is_dir() and rank is None else {}
+    if len(ranks) > 1:
+        session.capture.warnings.append(
+            f"{path} holds logs of {len(ranks)} ranks ({', '.join(map(str, ranks))}); imported {log.name} only"
+        )
+    return session
+
+
+def import_torch_trace_ranks(path: Path, *, strict: bool = False) -> dict[int, Session]:
+    """One Session per rank for a directory of per-rank logs (the newest log of each rank)."""
+    path = Path(path)
+    if not path.is_dir():
+        raise DynaprofError(f"{path}: not a directory of per-rank TORCH_TRACE logs")
+    logs = rank_logs(path)
+    if not logs:
+        raise DynaprofError(f"{path}: no per-rank logs ({LOG_PREFIX}rank_<N>_*.log) in this directory")
+    from dynaprof.ingest.trace_to_session import build_session
+
+    return {r: build_session(p, strict=strict, rank=r) for r, p in logs.items()}
+
+
+def decode_lines(lines: list[bytes]) -> str:
+    """Payload lines back to text: TAB prefix dropped, lines joined by newlines."""
+    text = b"".join(lines).decode("utf-8", "replace")
+    return "\n".join(part[1:] if part.startswith("\t") else part for part in text.split("\n")[: len(lines)])
+
+
+# -- payload reducers: each keeps a few numbers or lines, never the whole payload ----------------
+
+#: ``  # <file>:<line> in <func>`` provenance suffix of a printed guard (optionally `` (HINT: ...)``)
+_GUARD_SOURCE = re.compile(r"# (\S[^\n#]*?):\d+ in (\S+?)(?: \(HINT: [^\n]*\))?[ \t]*$", re.M)
+_GUARD_LATENCY = re.compile(r"Guard latency = ([0-9.]+) us")
+
+
+class Collect:
+    """Keeps the first ``max_lines`` lines of a payload and calls ``on_done(lines, cut)`` at its end."""
+
+    def __init__(self, on_done: Callable[[list[bytes], bool], None], max_lines: int = 20000) -> None:
+        self.on_done = on_done
+        self.max_lines = max_lines
+        self.lines: list[bytes] = []
+        self.size = 0
+        self.cut = False
+
+    def feed(self, lines: list[bytes]) -> None:
+        room = self.max_lines - len(self.lines)
+        if room <= 0 or self.size > MAX_COLLECT_BYTES:
+            self.cut = True
+            return
+        part = lines[:room]
+        self.cut = self.cut or len(part) < len(lines)
+        self.lines.extend(part)
+        self.size += sum(map(len, part))
+
+    def done(self) -> None:
+        self.on_done(self.lines, self.cut)
+
+
+class GuardText:
+    """Reduces a ``dynamo_cpp_guards_str`` payload to its size, per-source guard lines and latency."""
+
+    def __init__(self, on_done: Callable[[GuardText], None]) -> None:
+        self.on_done = on_done
+        self.chars = 0
+        self.lines = 0
+        self._sources: Counter[tuple[str, str]] = Counter()
+        self.latency_us: float | None = None
+
+    def feed(self, lines: list[bytes]) -> None:
+        text = b"".join(lines).decode("utf-8", "replace")
+        self.lines += len(lines)
+        self.chars += len(text) - len(lines) - text.count("\n")  # drop each TAB and newline
+        self._sources.update(_GUARD_SOURCE.findall(text))  # (file, function) pairs
+        tail = _GUARD_LATENCY.search(text, max(0, text.rfind("Guard latency = ")))
+        if tail is not None:
+            with suppress(ValueError):
+                self.latency_us = float(tail.group(1))
+
+    @property
+    def sources(self) -> dict[str, int]:
+        """Guard lines per user source, ``"file.py:func"``, most first."""
+        counts: Counter[str] = Counter()
+        for (file, func), n in self._sources.items():
+            counts[f"{file}:{func}"] += n
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def done(self) -> None:
+        self.chars += max(self.lines - 1, 0)  # the newlines between lines
+        self.on_done(self)
+
+
+_BREAK_AT = re.compile(r"Graph break in user code at (.+):(\d+)\s*$")
+_FILE_LINE = re.compile(r'^\s*File "(.+)", line (\d+)')
+_REASON_END = (
+    "User code traceback:",
+    "The graph break occurred in the following user code:",
+    "Traceback (most recent call last):",
+)
+MAX_REASON_LINES = 40
+MAX_REASON_CHARS = 2000
+
+
+def parse_graph_break(text: str) -> tuple[str, str | None, int | None]:
+    """(reason, filename, lineno) from the first lines of a ``dynamo_graph_break_reason`` payload:
+    the location from its first line (else the innermost ``File`` line of the user traceback), the
+    reason from the lines before the traceback."""
+    lines = text.split("\n")
+    where: tuple[str, int] | None = None
+    m = _BREAK_AT.match(lines[0])
+    if m:
+        where = (m.group(1), int(m.group(2)))
+    reason: list[str] = []
+    innermost: tuple[str, int] | None = None
+    in_reason = True
+    for line in lines[1 if m else 0 :]:
+        if line.startswith("Traceback (most recent call last):"):
+            break
+        fl = _FILE_LINE.match(line)
+        if in_reason and (fl or line.startswith(_REASON_END)):
+            in_reason = False
+        if in_reason:
+            reason.append(line.removeprefix("Graph Break Reason: "))
+        elif fl:
+            innermost = (fl.group(1), int(fl.group(2)))
+    where = where or innermost
+    kept = [line.rstrip() for line in reason]
+    while kept and not kept[-1]:
+        kept.pop()
+    while kept and not kept[0]:
+        kept.pop(0)
+    out = "\n".join(kept[:MAX_REASON_LINES]).strip()[:MAX_REASON_CHARS]
+    return out or "(no reason given)", where[0] if where else None, where[1] if where else None

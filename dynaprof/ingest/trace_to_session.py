@@ -1,0 +1,495 @@
+"""Turn the records of one TORCH_TRACE log into a ``Session`` (``capture.source == "torch_trace"``).
+
+Only per-frame aggregates are kept while streaming: spans, the reduced compilation metrics, guard
+code counts and graph-break reasons; payloads are reduced chunk by chunk and dropped.
+
+Frames are keyed by (generation, compile id). ``torch._dynamo.reset()`` restarts compile ids at
+``0/0``, so a *start marker* (``dynamo_start``, or a chromium ``B`` of ``dynamo`` /
+``entire_frame_compile``) for a compile id whose frame is already finished (has compilation
+metrics) or has already seen that marker starts a new frame; when the old frame is of the newest
+generation, a new generation starts too. Torch emits each marker once per compile, restarts
+included, so only a reset can repeat one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from dynaprof import __version__
+from dynaprof.analysis.attribution import apply_attribution
+from dynaprof.ingest.torch_trace import (
+    MAX_COLLECT_BYTES,
+    Collect,
+    Event,
+    GuardText,
+    TraceReader,
+    decode_lines,
+    parse_graph_break,
+)
+from dynaprof.model.session import (
+    SCHEMA_VERSION,
+    Attempt,
+    CaptureInfo,
+    CompiledFrame,
+    GraphBreak,
+    GuardStats,
+    Location,
+    RunInfo,
+    Session,
+    Span,
+)
+
+#: record types whose envelope is decoded (the rest are recognised from their first key only)
+DECODE = frozenset({
+    "str", "dynamo_start", "chromium_event", "compilation_metrics", "artifact",
+    "dynamo_cpp_guards_str", "dynamo_guards", "dynamo_error",
+})  # fmt: skip
+#: recognised types that hold nothing a session needs (graph dumps, fake-tensor descriptions, ...)
+KNOWN = frozenset({
+    "describe_storage", "describe_tensor", "describe_source", "dynamo_output_graph",
+    "aot_joint_graph", "aot_forward_graph", "aot_backward_graph", "aot_inference_graph",
+    "inductor_pre_grad_graph", "inductor_post_grad_graph", "inductor_output_code",
+    "optimize_ddp_split_graph", "optimize_ddp_split_child", "compiled_autograd_graph",
+    "bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics", "graph_dump", "link",
+    "dump_file", "symbolic_shape_specialization", "guard_added", "guard_added_fast",
+    "propagate_real_tensors_provenance", "missing_fake_kernel", "mismatched_fake_kernel", "exported_program",
+})  # fmt: skip
+#: compilation_metrics fields that become CompiledFrame fields or run info, not ``metrics``
+_MAPPED = frozenset({
+    "compile_id", "co_name", "co_filename", "co_firstlineno", "guard_count", "shape_env_guard_count",
+    "graph_op_count", "graph_node_count", "graph_input_count", "entire_frame_compile_time_s",
+    "fail_type", "fail_reason", "restart_reasons", "recompile_reason", "guard_latency_us", "ir_count",
+    "python_version", "pytorch_version", "start_time", "start_time_us",
+})  # fmt: skip
+_CID = re.compile(r"!?\d+(?:/\d+){0,2}")
+_ATTEMPT_SPAN = re.compile(r"compile_attempt_(\d+)")
+_START_SPANS = ("dynamo", "entire_frame_compile")
+MAX_ATTEMPTS = 1000  # torch gives up after 100; anything above is a corrupt log
+
+_Spans = list[tuple[str, float, float, dict[str, Any]]]  # name, start µs, duration µs, args
+_Open = dict[str, list[tuple[float, dict[str, Any]]]]
+
+
+def as_int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def as_num(v: Any) -> float | None:
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e300:
+        return float(v)
+    return None  # also NaN (fails the comparison) and infinities
+
+
+def _scalar(v: Any) -> bool:
+    return len(v) <= 300 if isinstance(v, str) else isinstance(v, (bool, int)) or as_num(v) is not None
+
+
+def _span_event(open_: _Open, done: _Spans, name: str, ph: str, ts: float, args: dict[str, Any]) -> None:
+    if ph == "B":
+        open_.setdefault(name, []).append((ts, args))
+        return
+    started = open_.get(name)
+    if not started:
+        return  # an end without a start (the log began mid-span)
+    start, b_args = started.pop()
+    if not started:
+        del open_[name]
+    merged = {} if name == "dynamo" else {**b_args, **args}  # dynamo:E repeats the metrics
+    kept = {k: v for k, v in merged.items() if k != "compile_id" and _scalar(v)}
+    done.append((name, start, max(ts - start, 0.0), kept))
+
+
+class FrameAcc:
+    """What the import keeps about one (generation, compile id) while streaming."""
+
+    def __init__(self, compile_id: str, generation: int, thread: int | None, glog_s: float | None) -> None:
+        self.compile_id = compile_id
+        self.generation = generation
+        self.thread = thread
+        self.glog_s = glog_s
+        self.markers: set[str] = set()
+        self.call_site: list[Location] = []
+        self.metrics: dict[str, Any] | None = None  # the _MAPPED compilation_metrics fields
+        self.extra: dict[str, Any] = {}  # the other scalar ones
+        self.max_attempt = 0
+        self.open: _Open = {}
+        self.spans: _Spans = []
+        self.breaks: dict[tuple[str, str | None, int | None], GraphBreak] = {}
+        self.recompile_artifact: str | None = None
+        self.guards: GuardText | None = None
+        self.py_guards: int | None = None
+        self.error: str | None = None
+        self.error_text: str | None = None
+
+    def set_metrics(self, m: dict[str, Any]) -> None:
+        self.metrics = {k: m[k] for k in _MAPPED if k in m}
+        self.extra = {
+            k: v for k, v in m.items()
+            if k not in _MAPPED and v is not None and not k.endswith("_config") and _scalar(v)
+        }  # fmt: skip
+
+    def add_graph_break(self, lines: list[bytes], cut: bool) -> None:
+        reason, filename, lineno = parse_graph_break(decode_lines(lines))
+        self.breaks.setdefault((reason, filename, lineno), GraphBreak(reason, filename, lineno))
+
+    def set_recompile_artifact(self, lines: list[bytes], cut: bool) -> None:
+        text = decode_lines(lines).strip()
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            data = None
+        self.recompile_artifact = ("\n".join(map(str, data)) if isinstance(data, list) else text) or None
+
+    def set_error_text(self, lines: list[bytes], cut: bool) -> None:
+        self.error_text = "\n".join(decode_lines(lines).strip().split("\n")[:10]) or None
+
+    def set_guards(self, g: GuardText) -> None:
+        self.guards = g
+
+    def feed(self, lines: list[bytes]) -> None:
+        """Payload handler for ``dynamo_guards`` (torch <= 2.4): a JSON list, one guard a line."""
+        self.py_guards = (self.py_guards or 0) + sum(1 for line in lines if line.strip() not in (b"", b"[", b"]"))
+
+    def done(self) -> None:
+        pass
+
+    @property
+    def metrics_start_us(self) -> float | None:
+        m = self.metrics or {}
+        us = as_num(m.get("start_time_us"))
+        if us is None and (s := as_num(m.get("start_time"))) is not None:
+            us = s * 1e6
+        return us
+
+
+class _Chromium:
+    """Payload handler for one chromium event (small: a few lines, a few KB)."""
+
+    __slots__ = ("builder", "chunks", "meta")
+
+    def __init__(self, builder: _Builder, meta: dict[str, Any]) -> None:
+        self.builder, self.meta, self.chunks = builder, meta, b""
+
+    def feed(self, lines: list[bytes]) -> None:
+        if len(self.chunks) < MAX_COLLECT_BYTES:
+            self.chunks += b"".join(lines)
+
+    def done(self) -> None:
+        if len(self.chunks) < MAX_COLLECT_BYTES:
+            self.builder.chromium_payload(self.meta, self.chunks)
+
+
+class _Builder:
+    def __init__(self, path: Path, strict: bool) -> None:
+        self.path = path
+        self.reader = TraceReader(path, strict=strict, decode=DECODE, known=KNOWN)
+        self.strings: dict[int, str] = {}
+        self.frames: list[FrameAcc] = []
+        self.current: dict[str, FrameAcc] = {}
+        self.generation = 0
+        self.first_ts: float | None = None  # epoch µs of the log's first chromium event
+        self.first_glog: float | None = None
+        self.first_stamp: str | None = None
+        self.pid: int | None = None
+        self.rank: int | None = None
+        self.torch_version: str | None = None
+        self.python_version: str | None = None
+        self.run_open: _Open = {}
+        self.run_spans: _Spans = []
+        self.any_metrics = False
+        self.ev: Event | None = None
+
+    def frame(self, cid: str, marker: str | None = None) -> FrameAcc:
+        f = self.current.get(cid)
+        if f is not None and marker is not None and (f.metrics is not None or marker in f.markers):
+            if f.generation == self.generation:
+                self.generation += 1  # the compile id came round again: torch._dynamo.reset()
+            f = None
+        if f is None:
+            thread, glog_s, _, _ = self.ev.glog() if self.ev is not None else (None, None, None, None)
+            f = self.current[cid] = FrameAcc(cid, self.generation, thread, glog_s)
+            self.frames.append(f)
+        if marker is not None:
+            f.markers.add(marker)
+        return f
+
+    def context_frame(self, meta: dict[str, Any], marker: str | None = None, fallback: Any = None) -> FrameAcc | None:
+        """The frame of a record's compile context (or of ``fallback``, a compile id string)."""
+        fid, fcid = as_int(meta.get("frame_id")), as_int(meta.get("frame_compile_id"))
+        ca = as_int(meta.get("compiled_autograd_id"))
+        if ca is not None:
+            cid: str | None = f"!{ca}" + (f"/{fid}/{fcid}" if fid is not None and fcid is not None else "")
+        elif fid is not None and fcid is not None:
+            cid = f"{fid}/{fcid}"
+        else:
+            cid = fallback if isinstance(fallback, str) and _CID.fullmatch(fallback) else None
+        if cid is None:
+            return None
+        f = self.frame(cid, marker)
+        attempt = as_int(meta.get("attempt"))
+        if attempt is not None and attempt > f.max_attempt:
+            f.max_attempt = min(attempt, MAX_ATTEMPTS)
+        return f
+
+    def run(self) -> None:
+        handlers = {
+            "str": self.on_str, "dynamo_start": self.on_start, "chromium_event": self.on_chromium,
+            "compilation_metrics": self.on_metrics, "artifact": self.on_artifact,
+            "dynamo_cpp_guards_str": self.on_cpp_guards, "dynamo_guards": self.on_guards,
+            "dynamo_error": self.on_error,
+        }  # fmt: skip
+        for ev in self.reader.events():
+            self.ev = ev
+            if self.first_glog is None:
+                self.pid, self.first_glog, self.rank, self.first_stamp = ev.glog()
+            if ev.meta is not None:
+                if (rank := as_int(ev.meta.get("rank"))) is not None:
+                    self.rank = rank
+                handlers[ev.type](ev, ev.meta)
+        self.ev = None
+
+    def on_str(self, ev: Event, meta: dict[str, Any]) -> None:
+        item = meta["str"]
+        if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and as_int(item[1]) is not None:
+            self.strings[item[1]] = item[0]
+
+    def on_start(self, ev: Event, meta: dict[str, Any]) -> None:
+        f = self.context_frame(meta, "dynamo_start")
+        body = meta["dynamo_start"]
+        stack = body.get("stack") if isinstance(body, dict) else None
+        if f is None or not isinstance(stack, list):
+            return
+        f.call_site = []
+        for entry in stack:
+            if isinstance(entry, dict):
+                fn = entry.get("filename")
+                filename = self.strings.get(fn, f"<string {fn}>") if isinstance(fn, int) else str(fn or "")
+                f.call_site.append(Location(str(entry.get("name", "")), filename, as_int(entry.get("line")) or 0))
+
+    def on_chromium(self, ev: Event, meta: dict[str, Any]) -> None:
+        ev.payload = _Chromium(self, meta)
+
+    def chromium_payload(self, meta: dict[str, Any], payload: bytes) -> None:
+        try:  # the TAB that starts each payload line is JSON whitespace: no need to strip it
+            data = json.loads(payload.decode("utf-8", "replace")) if payload else None
+        except (ValueError, RecursionError):
+            data = None
+        if not isinstance(data, dict):
+            return
+        name, ph, ts, args = data.get("name"), data.get("ph"), as_num(data.get("ts")), data.get("args")
+        if not isinstance(name, str) or ph not in ("B", "E") or ts is None:
+            return  # instant events and anything unexpected
+        args = args if isinstance(args, dict) else {}
+        if self.first_ts is None:
+            self.first_ts = ts
+        marker = name if ph == "B" and name in _START_SPANS else None
+        f = self.context_frame(meta, marker, args.get("compile_id"))
+        if f is None:
+            _span_event(self.run_open, self.run_spans, name, ph, ts, args)
+            return
+        if ph == "B" and (m := _ATTEMPT_SPAN.fullmatch(name)):
+            f.max_attempt = max(f.max_attempt, min(int(m.group(1)), MAX_ATTEMPTS))
+        _span_event(f.open, f.spans, name, ph, ts, args)
+
+    def on_metrics(self, ev: Event, meta: dict[str, Any]) -> None:
+        m = meta["compilation_metrics"]
+        f = self.context_frame(meta, None, m.get("compile_id")) if isinstance(m, dict) else None
+        if f is None or not isinstance(m, dict):
+            return
+        self.any_metrics = True
+        f.set_metrics(m)
+        tv, pv = m.get("pytorch_version"), m.get("python_version")
+        if isinstance(tv, str) and tv and self.torch_version is None:
+            self.torch_version = tv
+        if isinstance(pv, str) and pv.strip() and self.python_version is None:
+            self.python_version = pv.split()[0]
+
+    def on_artifact(self, ev: Event, meta: dict[str, Any]) -> None:
+        art = meta["artifact"]
+        name = art.get("name") if isinstance(art, dict) else None
+        if name == "torch_version":
+            ev.payload = Collect(self.torch_version_payload, 50)
+        elif name == "dynamo_graph_break_reason" and (f := self.context_frame(meta)):
+            ev.payload = Collect(f.add_graph_break, 300)
+        elif name == "recompile_reasons" and (f := self.context_frame(meta)):
+            ev.payload = Collect(f.set_recompile_artifact, 200)
+
+    def torch_version_payload(self, lines: list[bytes], cut: bool) -> None:
+        try:
+            data = json.loads(decode_lines(lines))
+        except (ValueError, RecursionError):
+            return
+        v = data.get("pytorch_version") if isinstance(data, dict) else None
+        if isinstance(v, str) and v:
+            self.torch_version = v
+
+    def on_cpp_guards(self, ev: Event, meta: dict[str, Any]) -> None:
+        if f := self.context_frame(meta):
+            ev.payload = GuardText(f.set_guards)
+
+    def on_guards(self, ev: Event, meta: dict[str, Any]) -> None:
+        if f := self.context_frame(meta):
+            f.py_guards = None
+            ev.payload = f
+
+    def on_error(self, ev: Event, meta: dict[str, Any]) -> None:
+        if f := self.context_frame(meta):
+            body = meta["dynamo_error"]
+            kind = (body.get("exc_type") or body.get("type")) if isinstance(body, dict) else None
+            f.error = str(kind or "dynamo_error")[:200]
+            ev.payload = Collect(f.set_error_text, 40)
+
+    def session(self, rank: int | None) -> Session:
+        stats = self.reader.stats
+        origin = self.first_ts
+        if origin is None:
+            starts = [us for f in self.frames if (us := f.metrics_start_us) is not None]
+            origin = min(starts) if starts else None
+        # torch >= 2.4 logs every compile's metrics (and only newer ones log torch_version)
+        expect_metrics = self.any_metrics or stats.truncated or stats.malformed > 0 or self.torch_version is not None
+        frames = [finish_frame(f, origin, self.first_glog, expect_metrics) for f in self.frames]
+        warnings = stats.warnings()
+        start_time = _iso(origin) if origin is not None else None
+        if start_time is None:
+            start_time = self._glog_start_time()
+            warnings.append("no epoch timestamps in the log: times come from glog prefixes (local clock, ms)")
+        run_spans = [Span(n, _rel(s, origin), round(d / 1e6, 6), self.pid or 0, a) for n, s, d, a in self.run_spans]
+        run = RunInfo(
+            command=[str(self.path)], target=str(self.path), argv=[], cwd="",
+            python_version=self.python_version or "", torch_version=self.torch_version,
+            dynaprof_version=__version__, platform="", hostname="", device=None, start_time=start_time,
+            wall_s=None, exit_status=None, end_reason="lost" if stats.truncated else "exited",
+            complete=not stats.truncated, pid=self.pid, rank=rank if rank is not None else self.rank,
+        )  # fmt: skip
+        capture = CaptureInfo(
+            sampler="none", source="torch_trace", torch_trace_dir=str(self.path.parent), warnings=warnings
+        )
+        s = Session(SCHEMA_VERSION, run, capture, frames=frames, samples=None, spans=run_spans)
+        apply_attribution(s)
+        return s
+
+    def _glog_start_time(self) -> str:
+        """Best effort: glog has no year or zone, so take the year of the file's mtime."""
+        if not self.first_stamp:
+            return ""
+        try:
+            year = datetime.fromtimestamp(self.path.stat().st_mtime).year
+        except (OSError, ValueError, OverflowError):
+            year = 1970
+        return f"{year}-{self.first_stamp}"
+
+
+def _iso(epoch_us: float) -> str | None:
+    try:
+        return datetime.fromtimestamp(epoch_us / 1e6, tz=timezone.utc).isoformat()
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _rel(us: float, origin_us: float | None) -> float:
+    return round((us - origin_us) / 1e6, 6) if origin_us is not None else 0.0
+
+
+def _phases(spans: _Spans) -> dict[str, float]:
+    """Inclusive seconds per span name; a span nested in one of the same name counts once."""
+    by_name: dict[str, list[tuple[float, float]]] = {}
+    for name, start, dur, _ in spans:
+        by_name.setdefault(name, []).append((start, start + dur))
+    out: dict[str, float] = {}
+    for name, ivs in by_name.items():
+        ivs.sort()
+        total, (lo, hi) = 0.0, ivs[0]
+        for s, e in ivs[1:]:
+            if s > hi:
+                total, lo, hi = total + hi - lo, s, e
+            else:
+                hi = max(hi, e)
+        out[name] = round((total + hi - lo) / 1e6, 6)
+    return out
+
+
+def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, expect_metrics: bool) -> CompiledFrame:
+    """The CompiledFrame of an accumulated frame; unknown facts stay None."""
+    m = f.metrics or {}
+    spans = sorted(f.spans, key=lambda s: s[1])
+    efc = next((s for s in spans if s[0] == "entire_frame_compile"), None)
+    begins = [s[1] for s in spans] + [ts for stack in f.open.values() for ts, _ in stack]
+    start_us = efc[1] if efc else (min(begins) if begins else f.metrics_start_us)
+    if start_us is not None and origin is not None:
+        start_s = _rel(start_us, origin)
+    elif f.glog_s is not None and first_glog is not None:
+        start_s = round(max(f.glog_s - first_glog, 0.0), 6)
+    else:
+        start_s = 0.0
+    compile_s = as_num(m.get("entire_frame_compile_time_s"))
+    if compile_s is None and efc is not None:
+        compile_s = round(efc[2] / 1e6, 6)
+    attempts = sorted(
+        (Attempt(int(a.group(1)), _rel(st, origin), round(d / 1e6, 6))
+         for n, st, d, _ in spans if (a := _ATTEMPT_SPAN.fullmatch(n))),
+        key=lambda a: a.index,
+    )  # fmt: skip
+    restarts = max([f.max_attempt, *(a.index for a in attempts)])
+    if not attempts:
+        attempts = [Attempt(i, None, None) for i in range(restarts + 1)]
+    reasons = m.get("restart_reasons")
+    fail_type = m.get("fail_type") if isinstance(m.get("fail_type"), str) else f.error
+    fail_reason = m.get("fail_reason") if isinstance(m.get("fail_reason"), str) else f.error_text
+    unfinished = "entire_frame_compile" in f.open or (f.metrics is None and expect_metrics)
+    site = f.call_site
+    name, filename, lineno = m.get("co_name"), m.get("co_filename"), as_int(m.get("co_firstlineno"))
+    recompile = m.get("recompile_reason")
+    guard_count = as_int(m.get("guard_count"))
+    guard_count = guard_count if guard_count is not None else f.py_guards
+    g = f.guards
+    latency = as_num(m.get("guard_latency_us"))
+    return CompiledFrame(
+        key=f.compile_id + (f"#{f.generation}" if f.generation else ""),
+        compile_id=f.compile_id,
+        trace_id=f.compile_id + (f"_{restarts}" if restarts else ""),
+        generation=f.generation,
+        name=name if isinstance(name, str) else (site[-1].name if site else ""),
+        filename=filename if isinstance(filename, str) else (site[-1].filename if site else ""),
+        lineno=lineno if lineno is not None else (site[-1].lineno if site else 0),
+        thread=f.thread or 0,
+        thread_name="",
+        start_s=start_s,
+        compile_time_s=compile_s,
+        status="failed" if fail_type else ("unfinished" if unfinished else "ok"),
+        restarts=restarts,
+        restart_reasons=[str(r) for r in reasons] if isinstance(reasons, list) else [],
+        attempts=attempts,
+        graph_breaks=len(f.breaks),
+        graph_break_reasons=list(f.breaks.values()),
+        recompile_reason=recompile if isinstance(recompile, str) and recompile else f.recompile_artifact,
+        guard_count=guard_count,
+        guards=GuardStats(
+            count=guard_count,
+            shape_env_count=as_int(m.get("shape_env_guard_count")),
+            code_text_chars=g.chars if g else None,
+            code_text_lines=g.lines if g else None,
+            latency_us=latency if latency is not None else (g.latency_us if g else None),
+            sources=g.sources if g else {},
+        ),
+        graph_op_count=as_int(m.get("graph_op_count")),
+        graph_node_count=as_int(m.get("graph_node_count")),
+        graph_input_count=as_int(m.get("graph_input_count")),
+        ir_count=as_int(m.get("ir_count")),
+        phases=_phases(spans),
+        spans=[Span(n, _rel(st, origin), round(d / 1e6, 6), f.thread or 0, a) for n, st, d, a in spans],
+        fail_type=fail_type,
+        fail_reason=fail_reason,
+        call_site=list(site),
+        metrics=dict(sorted(f.extra.items())),
+    )
+
+
+def build_session(path: Path, *, strict: bool = False, rank: int | None = None) -> Session:
+    """Read one log file and build its Session (the rules are in the module docstring)."""
+    b = _Builder(Path(path), strict)
+    b.run()
+    return b.session(rank)

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Regenerates every fixture in this folder (run from the repository root):
+#   bash tests/data/torch_trace/make_fixtures.sh
+# Each block is also quoted in README.md next to the fixture it produces.
+set -euo pipefail
+D=tests/data/torch_trace
+PY=.venv/bin/python
+T=$(mktemp -d)
+trace() {  # trace NAME SCRIPT [ARGS...]: run SCRIPT under TORCH_TRACE, print the log path
+  local name=$1; shift
+  TORCH_TRACE="$T/$name" "$PY" "$@" >/dev/null 2>&1
+  ls "$T/$name"/dedicated_log_torch_trace_*.log
+}
+cp "$(trace one_frame $D/scripts/one_frame.py)" $D/one_frame.log
+gzip -9 -n -c "$(trace graph_break_recompile $D/scripts/graph_break_recompile.py)" > $D/graph_break_recompile.log.gz
+gzip -9 -n -c "$(trace restart $D/scripts/restart.py)" > $D/restart.log.gz
+gzip -9 -n -c "$(trace reset $D/scripts/reset.py)" > $D/reset.log.gz
+gzip -9 -n -c "$(trace seed samples/parametrized_linear.py --backend eager --layers 4)" > $D/seed_layers4.log.gz
+gzip -9 -n -c "$(trace failing_backend $D/scripts/failing_backend.py)" > $D/failing_backend.log.gz
+# corrupt_json.log: one_frame.log with the compilation_metrics envelope's JSON broken
+"$PY" -c 'import sys; s = open(sys.argv[1]).read(); open(sys.argv[2], "w").write(s.replace("\"guard_count\": ", "\"guard_count\" ", 1))' $D/one_frame.log $D/corrupt_json.log
+# truncated.log: one_frame.log cut mid-record
+head -c 30000 $D/one_frame.log > $D/truncated.log
+# ranks/: one log per rank from a 2-process gloo run
+TORCH_TRACE="$T/ranks" .venv/bin/torchrun --nproc_per_node 2 --master_port 29517 $D/scripts/ranks.py >/dev/null 2>&1
+rm -rf $D/ranks && mkdir -p $D/ranks
+for r in 0 1; do
+  gzip -9 -n -c "$T"/ranks/dedicated_log_torch_trace_rank_${r}_*.log > $D/ranks/dedicated_log_torch_trace_rank_${r}_fixture.log.gz
+done
+rm -rf "$T"
