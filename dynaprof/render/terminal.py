@@ -27,13 +27,21 @@ def summary_text(session: Session, max_rows: int = 12) -> str:
     lines: list[str] = []
     t = totals(session)
     total = float(t["compile_s"] or 0.0)
-    status = (
-        f"exited {run.exit_status}" if run.end_reason == "exited" else f"{run.end_reason} (status {run.exit_status})"
-    )
-    lines.append(
-        f"dynaprof: {fmt.terminal_safe(run.target)} {status} after {fmt.seconds(run.wall_s)}; "
-        f"torch {run.torch_version or '?'}, {run.device or 'device ?'}"
-    )
+    if session.capture.source == "torch_trace":
+        lines.append(
+            f"dynaprof: imported TORCH_TRACE log {fmt.terminal_safe(run.target)}; torch {run.torch_version or '?'}"
+            + ("" if run.complete else " (the log ends mid-record: truncated?)")
+        )
+    else:
+        status = (
+            f"exited {run.exit_status}"
+            if run.end_reason == "exited"
+            else f"{run.end_reason} (status {run.exit_status})"
+        )
+        lines.append(
+            f"dynaprof: {fmt.terminal_safe(run.target)} {status} after {fmt.seconds(run.wall_s)}; "
+            f"torch {run.torch_version or '?'}, {run.device or 'device ?'}"
+        )
     if not session.frames:
         lines.append("  no torch.compile compilation happened in this run (nothing to profile)")
         return "\n".join(lines) + "\n"
@@ -66,7 +74,7 @@ def summary_text(session: Session, max_rows: int = 12) -> str:
         sampled = sum(v for _, v in cats)
         for c, v in cats:
             lines.append(f"    {CATEGORY_LABELS[c]:<36} {fmt.seconds(v):>9}  {fmt.pct(v, sampled):>4}")
-    elif session.capture.sampler == "none":
+    elif session.capture.sampler == "none" and session.capture.source == "live":
         lines.append("  (sampling was off: no attribution; run without --sampler none to see where time went)")
     para = parametrization_summary(session)
     if para is not None:
