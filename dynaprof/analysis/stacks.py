@@ -1,0 +1,436 @@
+"""Stack trees: sampled (or Dynamo-profiled) time as a tree of call paths.
+
+Three views of the same time (``docs/flamegraphs.md``):
+
+* ``compiler``: the real Python stacks of torch.compile (``Stack.compiler``);
+* ``traced``: the user functions Dynamo was symbolically executing (``Stack.traced``); time spent
+  while no user code was being traced goes under ``[not tracing user code]`` with one child per
+  attribution category, so the tree still adds up to the sampled compile time;
+* ``inline``: torch's built-in Dynamo profiler (``Session.inline_profile``), self time per inlined
+  call path; the total is the sum of the recorded self times.
+
+Node weights are ``Stack.seconds`` (wall-time weighted samples); sample counts are kept alongside
+(in the inline view ``samples`` counts recorded calls instead). Children are kept in a dict keyed
+by ``(name, filename, lineno, kind)`` and always iterated in sorted key order, i.e. alphabetically
+by function name like Brendan Gregg's FlameGraph, so a stack sits at the same place in every graph
+of the same code, which is what makes side-by-side and differential graphs readable.
+
+Everything here is pure and iterative (stacks can be deeper than Python's recursion limit).
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Literal
+
+from dynaprof.analysis.attribution import classify, stack_categories
+from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, FunctionRef, Session, Stack
+
+View = Literal["compiler", "traced", "inline"]
+VIEWS: tuple[View, ...] = ("compiler", "traced", "inline")
+
+#: (name, filename, lineno, kind): identifies a child under its parent
+NodeKey = tuple[str, str, int, str]
+
+ROOT_ALL = "all compiles"
+NOT_TRACING = "[not tracing user code]"
+NO_COMPILER_STACK = "[no compiler stack]"
+NO_INLINE_PATH = "[no inline path]"
+SYNTHETIC = "synthetic"
+
+_SITE_RE = re.compile(r"^.*?[/\\](?:site|dist)-packages[/\\]")
+_STDLIB_RE = re.compile(r"^.*?[/\\]lib[/\\]python\d+(?:\.\d+)?[/\\]")
+_UNSAFE_KEY_RE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@dataclass(slots=True)
+class StackNode:
+    """One function at one call path. ``seconds``/``samples`` are inclusive (this node and
+    everything called from it); ``self_*`` is what ended exactly here; ``categories`` holds the
+    inclusive seconds per attribution category."""
+
+    name: str
+    filename: str = ""
+    lineno: int = 0
+    kind: str = "root"  # root | python | native | traced | property | synthetic | folded
+    seconds: float = 0.0
+    samples: int = 0
+    self_seconds: float = 0.0
+    self_samples: int = 0
+    categories: dict[str, float] = field(default_factory=dict)
+    children: dict[NodeKey, StackNode] = field(default_factory=dict)
+    _order: list[StackNode] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def key(self) -> NodeKey:
+        return (self.name, self.filename, self.lineno, self.kind)
+
+    def child(self, key: NodeKey) -> StackNode:
+        """The child with ``key``, created (empty) when missing."""
+        node = self.children.get(key)
+        if node is None:
+            node = StackNode(key[0], key[1], key[2], key[3])
+            self.children[key] = node
+            self._order = None
+        return node
+
+    def sorted_children(self) -> list[StackNode]:
+        """Children in sorted key order (cached; add children only through :meth:`child`)."""
+        if self._order is None or len(self._order) != len(self.children):
+            self._order = [self.children[k] for k in sorted(self.children)]
+        return self._order
+
+    def add_path(self, path: Sequence[NodeKey], seconds: float, samples: int, category: str | None = None) -> None:
+        """Add time that ended at ``path`` (below this node) to every node on the way."""
+        node = self
+        node._add(seconds, samples, category)
+        for key in path:
+            nxt = node.children.get(key)
+            if nxt is None:
+                nxt = node.child(key)
+            nxt.seconds += seconds
+            nxt.samples += samples
+            if category is not None:
+                cats = nxt.categories
+                cats[category] = cats.get(category, 0.0) + seconds
+            node = nxt
+        node.self_seconds += seconds
+        node.self_samples += samples
+
+    def _add(self, seconds: float, samples: int, category: str | None) -> None:
+        self.seconds += seconds
+        self.samples += samples
+        if category is not None:
+            self.categories[category] = self.categories.get(category, 0.0) + seconds
+
+    def walk(self) -> Iterator[tuple[int, StackNode]]:
+        """Pre-order (depth, node) pairs, children in sorted order."""
+        todo: list[tuple[int, StackNode]] = [(0, self)]
+        while todo:
+            depth, node = todo.pop()
+            yield depth, node
+            todo.extend((depth + 1, c) for c in reversed(node.sorted_children()))
+
+    def node_count(self) -> int:
+        return sum(1 for _ in self.walk())
+
+    def depth(self) -> int:
+        """Depth of the deepest node (0 for a lone root)."""
+        return max(d for d, _ in self.walk())
+
+    def find(self, *names: str) -> StackNode | None:
+        """The node reached by following children with these names (first match by sort order)."""
+        node: StackNode | None = self
+        for name in names:
+            assert node is not None
+            node = next((c for c in node.sorted_children() if c.name == name), None)
+            if node is None:
+                return None
+        return node
+
+    def dominant_category(self) -> str | None:
+        """The category holding most of this node's time (ties: earlier in ``CATEGORIES``)."""
+        best: str | None = None
+        for cat in CATEGORIES:
+            v = self.categories.get(cat, 0.0)
+            if v > 0 and (best is None or v > self.categories[best]):
+                best = cat
+        return best
+
+    def self_check(self, tol: float = 1e-9) -> None:
+        """Raise AssertionError unless every node's children fit in it (seconds and samples)."""
+        for _, node in self.walk():
+            kids = node.children.values()
+            child_s = sum(c.seconds for c in kids)
+            if child_s > node.seconds + tol * max(1.0, abs(node.seconds)):
+                raise AssertionError(f"children of {node.name!r} sum to {child_s} s > {node.seconds} s")
+            if sum(c.samples for c in kids) > node.samples:
+                raise AssertionError(f"children of {node.name!r} have more samples than it")
+            if node.seconds < -tol or node.self_seconds < -tol:
+                raise AssertionError(f"negative time in {node.name!r}")
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building a big acyclic tree: with hundreds of
+    thousands of fresh nodes, collections triggered by allocation are most of the build time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _fkey(f: FunctionRef) -> NodeKey:
+    return (f.name, f.filename, f.lineno, f.kind)
+
+
+def _synthetic(name: str) -> NodeKey:
+    return (name, "", 0, SYNTHETIC)
+
+
+def root_label(session: Session, frame: str | None) -> StackNode:
+    """An empty root node: "all compiles", or the compiled frame's trace id and name."""
+    if frame is None:
+        return StackNode(ROOT_ALL)
+    f = session.frame(frame)
+    if f is None:
+        return StackNode(f"compile {frame}")
+    return StackNode(f"{f.trace_id} {f.name}", f.filename, f.lineno, "root")
+
+
+def build_tree(
+    session: Session,
+    view: View = "compiler",
+    frame: str | None = None,
+    *,
+    categories: Sequence[str] | None = None,
+) -> StackNode:
+    """The stack tree of one view, for the whole run or one ``CompiledFrame.key``.
+    ``categories``: ``stack_categories(session)`` when the caller already has it (building
+    several trees of a big session classifies its stacks only once)."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r}; expected one of {', '.join(VIEWS)}")
+    with paused_gc():
+        return _build_tree(session, view, frame, categories)
+
+
+def _build_tree(session: Session, view: View, frame: str | None, categories: Sequence[str] | None) -> StackNode:
+    root = root_label(session, frame)
+    funcs = session.functions
+    keys = [_fkey(f) for f in funcs]
+    if view == "inline":
+        for ist in session.inline_profile or []:
+            if frame is not None and ist.frame != frame:
+                continue
+            # the attribution rules decide (parametrization vs other tracing); no restarts here
+            cat = classify(Stack(ist.frame, 0, 0, [], list(ist.path), ist.calls, ist.self_s), funcs, None)
+            path = [keys[i] for i in ist.path] or [_synthetic(NO_INLINE_PATH)]
+            root.add_path(path, ist.self_s, ist.calls, cat)
+        return root
+    if session.samples is None:
+        return root
+    cats = stack_categories(session) if categories is None else categories
+    for st, cat in zip(session.samples.stacks, cats, strict=True):
+        if frame is not None and st.frame != frame:
+            continue
+        if view == "compiler":
+            path = [keys[i] for i in st.compiler] or [_synthetic(NO_COMPILER_STACK)]
+        else:
+            path = [keys[i] for i in st.traced] or [
+                _synthetic(NOT_TRACING),
+                _synthetic(f"[{CATEGORY_LABELS.get(cat, cat)}]"),
+            ]
+        root.add_path(path, st.seconds, st.samples, cat)
+    return root
+
+
+def frames_with_samples(session: Session) -> list[str]:
+    """Keys of frames that have sampled time, in session order."""
+    if session.samples is None:
+        return []
+    keys = {st.frame for st in session.samples.stacks if st.frame is not None and (st.samples or st.seconds)}
+    return [f.key for f in session.frames if f.key in keys]
+
+
+# ---------------------------------------------------------------------------------------------
+# names
+
+
+def clean_text(text: str) -> str:
+    """One line of text: newlines and tabs become spaces."""
+    return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " ")
+
+
+def short_filename(path: str) -> str:
+    """A path without its site-packages (or stdlib) prefix: ``torch/_dynamo/guards.py``."""
+    short = _SITE_RE.sub("", path, count=1)
+    if short == path:
+        short = _STDLIB_RE.sub("", path, count=1)
+    return short
+
+
+def display_name(node: StackNode | FunctionRef) -> str:
+    """The function as shown in graphs: ``Linear.weight (property)``, newlines as spaces."""
+    name = clean_text(node.name)
+    if node.kind == "property":
+        return f"{name} (property)"
+    if node.kind == "native":
+        return f"{name} [native]"
+    return name
+
+
+def location(node: StackNode | FunctionRef, short: bool = True) -> str:
+    """``file:line`` (empty for synthetic nodes)."""
+    if not node.filename:
+        return ""
+    fn = clean_text(short_filename(node.filename) if short else node.filename)
+    return f"{fn}:{node.lineno}" if node.lineno else fn
+
+
+def folded_label(node: StackNode) -> str:
+    """A frame in folded-stack text: ``name (short/file.py:12)``, with ``;`` replaced by ``,``."""
+    loc = location(node) if node.kind != "folded" else ""
+    label = f"{display_name(node)} ({loc})" if loc else display_name(node)
+    return label.replace(";", ",")
+
+
+# ---------------------------------------------------------------------------------------------
+# folded stacks
+
+
+def folded_lines(root: StackNode, unit: Literal["us", "samples"] = "us", include_root: bool = False) -> list[str]:
+    """Brendan Gregg's folded format, one ``a;b;c <value>`` line per path with self time.
+    ``unit="us"``: value is self time in integer microseconds; ``"samples"``: self samples.
+    Lines whose value rounds to 0 are left out. The root's name is the first frame only with
+    ``include_root`` (or when time ended at the root itself)."""
+    out: list[str] = []
+    todo: list[tuple[tuple[str, ...], StackNode]] = [((), root)]
+    while todo:
+        prefix, node = todo.pop()
+        path = (*prefix, folded_label(node)) if (node is not root or include_root) else prefix
+        value = round(node.self_seconds * 1e6) if unit == "us" else node.self_samples
+        if value > 0:
+            out.append(f"{';'.join(path or (folded_label(root),))} {value}")
+        todo.extend((path, c) for c in reversed(node.sorted_children()))
+    return out
+
+
+def parse_folded(text: str) -> list[tuple[list[str], float]]:
+    """Parse folded-stack text into (frames, value) pairs; blank and ``#`` lines are skipped."""
+    out: list[tuple[list[str], float]] = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        stack, _, value = line.rpartition(" ")
+        try:
+            v = float(value)
+        except ValueError:
+            raise ValueError(f"line {n}: no numeric value at the end: {raw[:80]!r}") from None
+        if not stack:
+            raise ValueError(f"line {n}: no stack before the value")
+        out.append((stack.split(";"), v))
+    return out
+
+
+def tree_from_folded(text: str, unit: Literal["us", "samples"] = "us", root_name: str = ROOT_ALL) -> StackNode:
+    """Rebuild a tree from folded text (names only; ``kind="folded"``). With ``unit="us"`` the
+    values become seconds; with ``"samples"`` they become sample counts."""
+    root = StackNode(root_name)
+    with paused_gc():
+        for frames, value in parse_folded(text):
+            path = [(f, "", 0, "folded") for f in frames]
+            if unit == "us":
+                root.add_path(path, value / 1e6, 0)
+            else:
+                root.add_path(path, 0.0, int(value))
+    return root
+
+
+# ---------------------------------------------------------------------------------------------
+# differential trees
+
+
+@dataclass(slots=True)
+class DiffNode:
+    """A node of the union of two trees, with its inclusive seconds in each (0.0 when absent)."""
+
+    name: str
+    filename: str = ""
+    lineno: int = 0
+    kind: str = "root"
+    base_s: float = 0.0
+    new_s: float = 0.0
+    base_samples: int = 0
+    new_samples: int = 0
+    children: dict[NodeKey, DiffNode] = field(default_factory=dict)
+
+    @property
+    def delta_s(self) -> float:
+        return self.new_s - self.base_s
+
+    def sorted_children(self) -> list[DiffNode]:
+        return [self.children[k] for k in sorted(self.children)]
+
+    def walk(self) -> Iterator[tuple[int, DiffNode]]:
+        todo: list[tuple[int, DiffNode]] = [(0, self)]
+        while todo:
+            depth, node = todo.pop()
+            yield depth, node
+            todo.extend((depth + 1, c) for c in reversed(node.sorted_children()))
+
+
+def portable_tree(root: StackNode) -> StackNode:
+    """A copy with children keyed by (name, short file name, kind): line numbers and install
+    prefixes dropped, merging what differs only by them, so that trees from two environments or
+    torch versions line up."""
+    out = StackNode(root.name, root.filename, root.lineno, root.kind)
+    todo: list[tuple[StackNode, StackNode]] = [(root, out)]
+    with paused_gc():
+        while todo:
+            src, dst = todo.pop()
+            dst.seconds += src.seconds
+            dst.samples += src.samples
+            dst.self_seconds += src.self_seconds
+            dst.self_samples += src.self_samples
+            for cat, v in src.categories.items():
+                dst.categories[cat] = dst.categories.get(cat, 0.0) + v
+            for c in src.children.values():
+                todo.append((c, dst.child((c.name, short_filename(c.filename), 0, c.kind))))
+    return out
+
+
+def diff_trees(base: StackNode, new: StackNode, *, portable: bool = True) -> DiffNode:
+    """Union of two trees by call path; the roots are matched whatever their names. With
+    ``portable`` (default) frames match by name, short file name and kind (:func:`portable_tree`)."""
+    if portable:
+        base, new = portable_tree(base), portable_tree(new)
+    root = DiffNode(new.name, new.filename, new.lineno, new.kind)
+    todo: list[tuple[DiffNode, StackNode | None, StackNode | None]] = [(root, base, new)]
+    with paused_gc():
+        _fill_diff(todo)
+    return root
+
+
+def _fill_diff(todo: list[tuple[DiffNode, StackNode | None, StackNode | None]]) -> None:
+    while todo:
+        d, b, n = todo.pop()
+        if b is not None:
+            d.base_s, d.base_samples = b.seconds, b.samples
+        if n is not None:
+            d.new_s, d.new_samples = n.seconds, n.samples
+        keys = set(b.children if b is not None else ()) | set(n.children if n is not None else ())
+        for k in sorted(keys):
+            child = DiffNode(*k)
+            d.children[k] = child
+            todo.append(
+                (child, b.children.get(k) if b is not None else None, n.children.get(k) if n is not None else None)
+            )
+
+
+def diff_paths(base: StackNode, new: StackNode, *, portable: bool = True) -> dict[tuple[str, ...], tuple[float, float]]:
+    """(base_s, new_s) per call path (folded labels below the root; the root is ``()``)."""
+    out: dict[tuple[str, ...], tuple[float, float]] = {}
+    todo: list[tuple[tuple[str, ...], DiffNode]] = [((), diff_trees(base, new, portable=portable))]
+    while todo:
+        path, node = todo.pop()
+        out[path] = (node.base_s, node.new_s)
+        for c in node.children.values():
+            label = folded_label(StackNode(c.name, c.filename, c.lineno, c.kind))
+            todo.append(((*path, label), c))
+    return out
+
+
+def safe_key(key: str) -> str:
+    """A compile key as a file name: ``0/0#1`` -> ``0_0-1``, ``!0/0/0`` -> ``x0_0_0``."""
+    out = _UNSAFE_KEY_RE.sub("_", key.replace("/", "_").replace("#", "-").replace("!", "x"))
+    if not out or out.startswith("."):
+        out = "_" + out
+    return out

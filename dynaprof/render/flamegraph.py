@@ -1,0 +1,247 @@
+"""Interactive SVG flamegraphs of compile time (``docs/flamegraphs.md``).
+
+Public entry points:
+
+* :func:`render_flamegraphs` — the registry renderer: ``flame-compiler.svg``,
+  ``flame-traced.svg``, ``flame-inline.svg`` (when Dynamo's profiler recorded inlines) and, when
+  more than one compile has samples, ``flames/<safe key>-{compiler,traced}.svg``;
+* :func:`flamegraph_svg` — one view of a session (or of one compile) as SVG text, for reports;
+* :func:`tree_flamegraph_svg` — any :class:`StackNode` tree as SVG text;
+* :func:`diff_flamegraph_svg` — differential graph of two trees (from ``flamegraph_diff``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dynaprof.analysis.attribution import stack_categories
+from dynaprof.analysis.stacks import (
+    VIEWS,
+    StackNode,
+    View,
+    build_tree,
+    clean_text,
+    display_name,
+    frames_with_samples,
+    location,
+    safe_key,
+    short_filename,
+)
+from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, Session
+from dynaprof.render.base import Files, RenderContext, RenderOptions
+from dynaprof.render.flamegraph_diff import diff_flamegraph_svg
+from dynaprof.render.flamegraph_layout import layout
+from dynaprof.render.flamegraph_svg import Frame, Panel, category_colour, svg_document
+
+__all__ = [
+    "VIEW_DESCRIPTIONS",
+    "available_views",
+    "diff_flamegraph_svg",
+    "flamegraph_svg",
+    "format_duration",
+    "format_ms",
+    "render_flamegraphs",
+    "tree_flamegraph_svg",
+]
+
+VIEW_DESCRIPTIONS: dict[str, str] = {
+    "compiler": "compiler view: real Python stacks of torch.compile",
+    "traced": "traced-code view: user functions Dynamo was symbolically executing",
+    "inline": "Dynamo's built-in profiler: per-inline tracing time (records only inlines that finished)",
+}
+
+_VIEW_TITLES: dict[str, str] = {
+    "compiler": "compile time by compiler stack",
+    "traced": "compile time by traced user code",
+    "inline": "Dynamo inline-tracing profile",
+}
+
+
+def format_ms(seconds: float) -> str:
+    ms = seconds * 1e3
+    return f"{ms:,.1f} ms" if abs(ms) >= 0.1 or ms == 0 else f"{ms:.3f} ms"
+
+
+def format_duration(seconds: float) -> str:
+    """Milliseconds below 10 s, seconds above."""
+    return f"{seconds:,.2f} s" if abs(seconds) >= 10 else format_ms(seconds)
+
+
+def available_views(session: Session) -> list[View]:
+    """Views worth drawing for this session (``inline`` only when it has records)."""
+    return [v for v in VIEWS if v != "inline" or session.inline_profile]
+
+
+def _node_title(node: StackNode, total: float, view: str) -> str:
+    lines = [display_name(node)]
+    loc = location(node, short=False)
+    if loc:
+        lines.append(loc)
+    pct = 100.0 * node.seconds / total if total > 0 else 0.0
+    if view == "inline":
+        count = f"{node.self_samples:,} call{'s' if node.self_samples != 1 else ''} at this path"
+    else:
+        count = f"{node.samples:,} sample{'s' if node.samples != 1 else ''}"
+    lines.append(f"{format_ms(node.seconds)}, {pct:.2f}% of total, {count}")
+    cat = node.dominant_category()
+    if cat is not None:
+        share = node.categories[cat] / node.seconds if node.seconds > 0 else 1.0
+        label = CATEGORY_LABELS.get(cat, cat)
+        lines.append(f"category: {label}" if share > 0.995 else f"mostly {label} ({100 * share:.0f}%)")
+    return "\n".join(lines)
+
+
+def _legend(root: StackNode) -> list[tuple[str, str]]:
+    total = root.seconds
+    out = []
+    for cat in CATEGORIES:
+        v = root.categories.get(cat, 0.0)
+        if v > 0 and total > 0:
+            out.append((category_colour(cat), f"{CATEGORY_LABELS[cat]} {100 * v / total:.1f}%"))
+    return out
+
+
+def _pruned_note(count: int, seconds: float, min_width: float) -> str:
+    return f"{count:,} frame{'s' if count != 1 else ''} < {100 * min_width:g}% pruned ({format_duration(seconds)})"
+
+
+def tree_flamegraph_svg(
+    root: StackNode,
+    *,
+    title: str,
+    subtitle: str | list[str],
+    options: RenderOptions | None = None,
+    view: str = "compiler",
+    empty_message: str = "no samples were taken",
+) -> str:
+    """A flamegraph of ``root`` (widths: seconds; colours: each frame's dominant category)."""
+    options = options or RenderOptions()
+    subtitles = [subtitle] if isinstance(subtitle, str) else list(subtitle)
+    lay = layout(root, lambda n: n.seconds, StackNode.sorted_children, options.min_width)
+    frames = [
+        Frame(
+            r.x,
+            r.width,
+            r.depth,
+            _node_title(r.node, lay.total, view),
+            display_name(r.node),
+            category_colour(r.node.dominant_category(), r.node.name),
+        )
+        for r in lay.rects
+    ]
+    if lay.pruned_frames:
+        note = _pruned_note(lay.pruned_frames, lay.pruned_weight, options.min_width)
+        if subtitles:
+            subtitles[-1] = f"{subtitles[-1]} · {note}"
+        else:
+            subtitles.append(note)
+    panel = Panel(frames, lay.max_depth, empty_message=empty_message)
+    return svg_document(
+        title=title,
+        subtitles=subtitles,
+        panels=[panel],
+        legend=_legend(root),
+        icicle=options.icicle,
+        total_s=lay.total,
+    )
+
+
+def _title(session: Session, view: str, frame: str | None) -> str:
+    target = clean_text(session.run.target) or "run"
+    title = f"{target}: {_VIEW_TITLES.get(view, view)}"
+    if frame is not None:
+        f = session.frame(frame)
+        if f is None:
+            return f"{title}, compile {frame}"
+        where = f"{short_filename(clean_text(f.filename))}:{f.lineno}"
+        return f"{title}, compile {f.trace_id} {clean_text(f.name)} ({where})"
+    return title
+
+
+def _stats(session: Session, view: str, frame: str | None, tree: StackNode) -> str:
+    parts: list[str] = []
+    if frame is not None:
+        f = session.frame(frame)
+        compile_s = f.compile_time_s if f is not None else None
+    else:
+        compile_s = session.total_compile_s if session.frames else None
+    if view == "inline":
+        parts.append(f"{tree.seconds:.3f} s of finished inlines")
+        parts.append(f"{tree.samples:,} inline calls recorded")
+        if compile_s:
+            parts.append(f"{compile_s:.3f} s compile time")
+        return " · ".join(parts)
+    sampled = f"{tree.seconds:.3f} s sampled"
+    if compile_s:
+        sampled += f" of {compile_s:.3f} s compile time"
+    parts.append(sampled)
+    parts.append(f"{tree.samples:,} samples")
+    s = session.samples
+    if s is not None:
+        rate = f"{s.achieved_hz:,.0f} Hz achieved" if s.achieved_hz is not None else "achieved rate unknown"
+        parts.append(f"{rate} (requested {s.requested_hz:,.0f} Hz, {s.source})")
+    return " · ".join(parts)
+
+
+def _empty_reason(session: Session, view: str, frame: str | None) -> str:
+    if view == "inline":
+        return "no inline records: Dynamo's built-in profiler was not enabled or recorded nothing"
+    if session.samples is None:
+        sampler = clean_text(session.capture.sampler) or "none"
+        return f"no samples were taken: the run had no stack sampler (sampler: {sampler})"
+    if frame is not None:
+        return "no samples were taken during this compile (it was shorter than the sampling interval)"
+    return "no samples were taken: the sampler recorded no stacks during compilation"
+
+
+def flamegraph_svg(
+    session: Session,
+    view: View = "compiler",
+    frame: str | None = None,
+    options: RenderOptions | None = None,
+    *,
+    categories: Sequence[str] | None = None,
+) -> str:
+    """SVG text of one view (``compiler``, ``traced`` or ``inline``), for the whole run or one
+    compile (``CompiledFrame.key``). Pass ``categories=stack_categories(session)`` when drawing
+    many graphs of one session, so its stacks are classified once."""
+    tree = build_tree(session, view, frame, categories=categories)
+    return tree_flamegraph_svg(
+        tree,
+        title=_title(session, view, frame),
+        subtitle=[VIEW_DESCRIPTIONS[view], _stats(session, view, frame, tree)],
+        options=options,
+        view=view,
+        empty_message=_empty_reason(session, view, frame),
+    )
+
+
+def frame_file_names(session: Session) -> dict[str, str]:
+    """Filename-safe, unique stem per compile key that has samples (empty with fewer than 2)."""
+    keys = frames_with_samples(session)
+    if len(keys) < 2:
+        return {}
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for key in keys:
+        stem = safe_key(key)
+        n = 2
+        while stem in used:
+            stem = f"{safe_key(key)}~{n}"
+            n += 1
+        used.add(stem)
+        out[key] = stem
+    return out
+
+
+def render_flamegraphs(ctx: RenderContext) -> Files:
+    s, opts = ctx.session, ctx.options
+    cats = stack_categories(s)
+    files: Files = {}
+    for view in available_views(s):
+        files[f"flame-{view}.svg"] = flamegraph_svg(s, view, None, opts, categories=cats)
+    sampled: tuple[View, ...] = ("compiler", "traced")
+    for key, stem in frame_file_names(s).items():
+        for view in sampled:
+            files[f"flames/{stem}-{view}.svg"] = flamegraph_svg(s, view, key, opts, categories=cats)
+    return files

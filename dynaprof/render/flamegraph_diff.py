@@ -1,0 +1,146 @@
+"""Differential flamegraphs (``dynaprof compare``): where did compile time move between runs?
+
+Two panels over the union of both trees (``dynaprof.analysis.stacks.diff_trees``):
+
+* **NEW**: widths are the time in NEW; stacks that vanished are not in it;
+* **BASE**: widths are the time in BASE, so stacks removed in NEW show up here.
+
+Both are coloured by each frame's inclusive delta (NEW minus BASE): red = more time in NEW, blue =
+less, near-white = unchanged; intensity is the delta relative to the largest |delta| in the graph.
+Frames are matched by function name, file name below site-packages and kind, so runs from two
+environments or torch versions line up (``portable=False`` also requires equal line numbers).
+With ``normalize=True`` the delta compares shares of each run's total instead of seconds (useful
+when the two runs had different sampling rates or amounts of work).
+"""
+
+from __future__ import annotations
+
+from dynaprof.analysis.stacks import DiffNode, StackNode, diff_trees, display_name, location
+from dynaprof.render.base import RenderOptions
+from dynaprof.render.flamegraph_layout import Layout, layout
+from dynaprof.render.flamegraph_svg import Frame, Panel, diff_colour, svg_document
+
+
+def _ms(seconds: float, sign: bool = False) -> str:
+    return f"{seconds * 1e3:+,.1f} ms" if sign else f"{seconds * 1e3:,.1f} ms"
+
+
+class _Delta:
+    """Delta per node in seconds, or in share of the run's total when normalizing."""
+
+    def __init__(self, root: DiffNode, normalize: bool) -> None:
+        self.normalize = normalize
+        self.base_total = root.base_s
+        self.new_total = root.new_s
+        self.max_abs = max((abs(self(n)) for _, n in root.walk()), default=0.0)
+
+    def shares(self, node: DiffNode) -> tuple[float, float]:
+        b = node.base_s / self.base_total if self.base_total > 0 else 0.0
+        n = node.new_s / self.new_total if self.new_total > 0 else 0.0
+        return b, n
+
+    def __call__(self, node: DiffNode) -> float:
+        if self.normalize:
+            b, n = self.shares(node)
+            return n - b
+        return node.delta_s
+
+    def ratio(self, node: DiffNode) -> float:
+        d = self(node)
+        if self.max_abs <= 0 or abs(d) <= 1e-12 * max(1.0, self.max_abs):
+            return 0.0
+        return d / self.max_abs
+
+    def title(self, node: DiffNode) -> str:
+        ref = StackNode(node.name, node.filename, node.lineno, node.kind)
+        lines = [display_name(ref)]
+        loc = location(ref, short=False)
+        if loc:
+            lines.append(loc)
+        if node.base_s > 0:
+            rel = "removed in NEW" if node.new_s <= 0 else f"{100 * node.delta_s / node.base_s:+.1f}%"
+        else:
+            rel = "only in NEW" if node.new_s > 0 else "no time in either"
+        lines.append(f"base {_ms(node.base_s)}, new {_ms(node.new_s)}, delta {_ms(node.delta_s, True)} ({rel})")
+        if self.normalize:
+            b, n = self.shares(node)
+            lines.append(f"share of total: base {100 * b:.2f}%, new {100 * n:.2f}%, delta {100 * (n - b):+.2f} points")
+        return "\n".join(lines)
+
+
+def _panel(lay: Layout[DiffNode], delta: _Delta, heading: str, empty: str) -> Panel:
+    frames = [
+        Frame(
+            r.x,
+            r.width,
+            r.depth,
+            delta.title(r.node),
+            display_name(StackNode(r.node.name, r.node.filename, r.node.lineno, r.node.kind)),
+            diff_colour(delta.ratio(r.node)),
+        )
+        for r in lay.rects
+    ]
+    return Panel(frames, lay.max_depth, heading, empty)
+
+
+def _pruned(lay: Layout[DiffNode], min_width: float) -> str:
+    if not lay.pruned_frames:
+        return ""
+    n = lay.pruned_frames
+    return f"; {n:,} frame{'s' if n != 1 else ''} < {100 * min_width:g}% pruned ({_ms(lay.pruned_weight)})"
+
+
+def diff_flamegraph_svg(
+    base: StackNode,
+    new: StackNode,
+    *,
+    title: str,
+    subtitle: str,
+    options: RenderOptions,
+    normalize: bool = False,
+    portable: bool = True,
+) -> str:
+    """SVG text of a differential flamegraph of two stack trees (see the module docstring).
+    ``portable``: match frames by name, short file name and kind, ignoring line numbers and
+    install prefixes (two environments or torch versions); ``False`` matches them exactly."""
+    root = diff_trees(base, new, portable=portable)
+    delta = _Delta(root, normalize)
+    new_lay = layout(root, lambda n: n.new_s, DiffNode.sorted_children, options.min_width)
+    base_lay = layout(root, lambda n: n.base_s, DiffNode.sorted_children, options.min_width)
+    removed = sum(1 for _, n in root.walk() if n.base_s > 0 and n.new_s <= 0)
+    panels = [
+        _panel(
+            new_lay,
+            delta,
+            f"NEW: widths are time in NEW ({_ms(root.new_s)}){_pruned(new_lay, options.min_width)}",
+            "no time in NEW",
+        ),
+        _panel(
+            base_lay,
+            delta,
+            f"BASE: widths are time in BASE ({_ms(root.base_s)}); {removed:,} frame"
+            f"{'s' if removed != 1 else ''} removed in NEW appear only here{_pruned(base_lay, options.min_width)}",
+            "no time in BASE",
+        ),
+    ]
+    what = "share of total" if normalize else "time"
+    subtitles = [
+        subtitle,
+        f"colour = change in {what} from BASE to NEW: red = more in NEW, blue = less, pale = unchanged;"
+        f" total {_ms(root.base_s)} -> {_ms(root.new_s)} ({_ms(root.delta_s, True)})",
+    ]
+    legend = [
+        (diff_colour(1.0), "more time in NEW"),
+        (diff_colour(0.4), "a little more"),
+        (diff_colour(0.0), "unchanged"),
+        (diff_colour(-0.4), "a little less"),
+        (diff_colour(-1.0), "less time in NEW"),
+    ]
+    return svg_document(
+        title=title,
+        subtitles=subtitles,
+        panels=panels,
+        legend=legend,
+        icicle=options.icicle,
+        total_s=root.new_s,
+    )

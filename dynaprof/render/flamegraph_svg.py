@@ -1,0 +1,251 @@
+"""Flamegraph SVG text: escaping, colours and the document around laid-out frames.
+
+The output is one self-contained SVG (inline CSS, the script from ``assets/flamegraph.js`` in a
+CDATA section, no network). Every string that can come from user code goes through
+:func:`xml_text` / :func:`xml_attr`; the script only reads numbers and element text, so names are
+never code. Markup is compact: one ``<g>`` per frame holding ``<title>``, ``<rect>`` and ``<text>``.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import re
+import zlib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+WIDTH = 1200
+PAD = 10
+FRAME_H = 16
+FONT_PX = 11
+#: frame labels use a monospace font, so this is the exact advance of one character
+CHAR_W = 0.6 * FONT_PX
+#: fill of frames matched by a search (set by the script; documented in docs/flamegraphs.md)
+HIGHLIGHT = "rgb(40,210,120)"
+
+_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+#: base (hue degrees, saturation, lightness) per attribution category: warm shades for all,
+#: except parametrization, which is a strong magenta so it stands out at a glance
+CATEGORY_HSL: dict[str, tuple[float, float, float]] = {
+    "restarts": (2.0, 0.55, 0.60),
+    "parametrization": (292.0, 0.80, 0.50),
+    "guard_building": (50.0, 0.85, 0.56),
+    "cpp_triton_compile": (22.0, 0.50, 0.42),
+    "inductor_codegen": (10.0, 0.80, 0.62),
+    "aot_autograd": (38.0, 0.90, 0.52),
+    "fake_tensor": (30.0, 0.85, 0.74),
+    "user_tracing": (24.0, 0.92, 0.60),
+    "other": (35.0, 0.22, 0.66),
+}
+UNKNOWN_HSL = (0.0, 0.0, 0.75)
+
+_CSS = (
+    ".dynaprof-flame text{font-family:'DejaVu Sans',Verdana,Arial,sans-serif;fill:#1d1d1d}"
+    ".dynaprof-flame .fg-t{font-size:17px;font-weight:bold}"
+    ".dynaprof-flame .fg-s{font-size:12px;fill:#555}"
+    ".dynaprof-flame .fg-h{font-size:12px;font-weight:bold;fill:#333}"
+    ".dynaprof-flame .fg-l{font-size:12px;fill:#333}"
+    ".dynaprof-flame .fg-e{font-size:14px;fill:#777}"
+    ".dynaprof-flame .fg-c{font-size:12px;fill:#1a5fb4;cursor:pointer}"
+    ".dynaprof-flame .fg-c:hover{text-decoration:underline}"
+    ".dynaprof-flame .fg-details{font-size:12px;fill:#333}"
+    ".dynaprof-flame .fg-matched{font-size:12px;fill:#333;font-weight:bold}"
+    ".dynaprof-flame .fg-panel g{cursor:pointer}"
+    ".dynaprof-flame .fg-panel text{font-family:'DejaVu Sans Mono',Menlo,Consolas,'Liberation Mono',monospace;"
+    f"font-size:{FONT_PX}px;pointer-events:none}}"
+    ".dynaprof-flame .fg-panel text.w{fill:#fff}"
+    ".dynaprof-flame .fg-panel g:hover rect{stroke:#111;stroke-width:1}"
+    ".dynaprof-flame .fg-p rect{opacity:.55}"
+)
+
+
+def sanitize(text: str) -> str:
+    """Drop characters XML 1.0 cannot hold (control characters, lone surrogates)."""
+    return _INVALID_XML.sub("\ufffd", text)
+
+
+def xml_text(text: str) -> str:
+    """Escape for element content (also defuses ``]]>``)."""
+    return sanitize(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def xml_attr(text: str) -> str:
+    """Escape for a double-quoted attribute value (newlines kept as character references)."""
+    return xml_text(text).replace('"', "&quot;").replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
+
+
+def fit_label(label: str, width_px: float, char_w: float = CHAR_W) -> str:
+    """``label`` truncated with ``..`` to fit ``width_px`` (empty when not even 3 characters fit)."""
+    n = int((width_px - 6) / char_w + 1e-6)
+    if n < 3:
+        return ""
+    return label if len(label) <= n else label[: n - 2] + ".."
+
+
+def fmt(v: float) -> str:
+    """A coordinate with one decimal, without a trailing ``.0``."""
+    s = f"{v:.1f}"
+    return s[:-2] if s.endswith(".0") else s
+
+
+def _hex(h: float, s: float, lum: float) -> str:
+    r, g, b = colorsys.hls_to_rgb((h % 360.0) / 360.0, max(0.0, min(1.0, lum)), max(0.0, min(1.0, s)))
+    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+
+
+def category_colour(category: str | None, seed: str = "") -> str:
+    """The fill for a frame of ``category``; ``seed`` (the function name) shifts the shade a
+    little, derived from a CRC so colours are the same on every run and machine."""
+    h, s, lum = CATEGORY_HSL.get(category or "", UNKNOWN_HSL)
+    if seed:
+        v = zlib.crc32(seed.encode("utf-8", "surrogatepass"))
+        h += ((v & 0xFF) / 255.0 - 0.5) * 10.0
+        lum += (((v >> 8) & 0xFF) / 255.0 - 0.5) * 0.10
+    return _hex(h, s, lum)
+
+
+def diff_colour(ratio: float) -> str:
+    """Red for more time in NEW (ratio > 0), blue for less, near-white for no change; ``ratio``
+    in [-1, 1] sets the intensity."""
+    t = max(-1.0, min(1.0, ratio))
+    if t == 0:
+        return "#e8e8e8"
+    a = 0.12 + 0.88 * abs(t)
+    target = (214, 39, 40) if t > 0 else (31, 94, 214)
+    base = (245, 245, 245)
+    rgb = [round(b + (c - b) * a) for b, c in zip(base, target, strict=True)]
+    return "#{:02x}{:02x}{:02x}".format(*rgb)
+
+
+def is_dark(colour: str) -> bool:
+    """Whether white text reads better than black on ``#rrggbb``."""
+    r, g, b = (int(colour[i : i + 2], 16) / 255.0 for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.45
+
+
+@cache
+def script() -> str:
+    js = resources.files("dynaprof.render").joinpath("assets/flamegraph.js").read_text(encoding="utf-8")
+    if "]]>" in js:  # pragma: no cover - guards the asset itself
+        raise ValueError("flamegraph.js must not contain ']]>'")
+    return js
+
+
+@dataclass
+class Frame:
+    """One drawn frame: geometry as fractions of the total and depth; text already final
+    (``title`` lines: the first is the full label the script uses when re-fitting)."""
+
+    x: float
+    width: float
+    depth: int
+    title: str
+    label: str
+    fill: str
+
+
+@dataclass
+class Panel:
+    frames: list[Frame] = field(default_factory=list)
+    max_depth: int = -1
+    heading: str = ""
+    empty_message: str = ""
+
+
+def _clip(text: str, px: float, char_px: float) -> str:
+    n = max(4, int(px // char_px))
+    return text if len(text) <= n else text[: n - 2] + ".."
+
+
+def _text(cls: str, x: float, y: float, content: str, anchor: str = "") -> str:
+    a = f' text-anchor="{anchor}"' if anchor else ""
+    return f'<text class="{cls}" x="{fmt(x)}" y="{fmt(y)}"{a}>{xml_text(content)}</text>'
+
+
+def _panel(out: list[str], panel: Panel, top: float, icicle: bool) -> float:
+    """Append one panel's markup; returns the y below it."""
+    inner = WIDTH - 2 * PAD
+    if panel.heading:
+        top += 16
+        out.append(_text("fg-h", PAD, top - 4, _clip(panel.heading, inner, 7.2)))
+    out.append(f'<g class="fg-panel" data-dir="{1 if icicle else -1}">')
+    if not panel.frames:
+        out.append("</g>")
+        msg = panel.empty_message or "nothing to show"
+        out.append(f'<rect x="{PAD}" y="{fmt(top)}" width="{inner}" height="60" fill="#f2f2f2" stroke="#ddd"/>')
+        out.append(
+            f'<text class="fg-e" x="{WIDTH / 2:g}" y="{fmt(top + 35)}" text-anchor="middle">'
+            f"{xml_text(_clip(msg, inner - 20, 7.8))}</text>"
+        )
+        return top + 60
+    levels = panel.max_depth + 1
+    for f in panel.frames:
+        row = f.depth if icicle else panel.max_depth - f.depth
+        x = PAD + f.x * inner
+        w = f.width * inner
+        y = top + row * FRAME_H
+        cls = ' class="w"' if is_dark(f.fill) else ""
+        out.append(
+            f"<g><title>{xml_text(f.title)}</title>"
+            f'<rect x="{fmt(x)}" y="{fmt(y)}" width="{fmt(w)}" height="{FRAME_H - 1}" fill="{f.fill}" rx="2"/>'
+            f'<text x="{fmt(x + 3)}" y="{fmt(y + 11.5)}"{cls}>{xml_text(fit_label(f.label, w))}</text></g>'
+        )
+    out.append("</g>")
+    return top + levels * FRAME_H
+
+
+def svg_document(
+    *,
+    title: str,
+    subtitles: list[str],
+    panels: list[Panel],
+    legend: list[tuple[str, str]],
+    icicle: bool,
+    total_s: float,
+    hint: str = "Click a frame to zoom in; Search (or Ctrl-F) highlights matching functions.",
+) -> str:
+    """The complete SVG text. ``legend``: (fill colour, label) pairs, shown in order."""
+    inner = WIDTH - 2 * PAD
+    body: list[str] = []
+    body.append(_text("fg-t", WIDTH / 2, 26, _clip(title, inner - 260, 10.0), "middle"))
+    y = 26.0
+    for line in subtitles:
+        y += 17
+        body.append(_text("fg-s", WIDTH / 2, y, _clip(line, inner, 6.9), "middle"))
+    body.append(f'<text class="fg-c fg-unzoom" x="{PAD}" y="26" style="display:none">Reset zoom</text>')
+    body.append(f'<text class="fg-c fg-search" x="{WIDTH - PAD}" y="26" text-anchor="end">Search</text>')
+    y += 14
+    for i, panel in enumerate(panels):
+        if i:
+            y += 12
+        y = _panel(body, panel, y, icicle)
+    y += 18
+    body.append(f'<text class="fg-details" x="{PAD}" y="{fmt(y)}">{xml_text(hint)}</text>')
+    body.append(f'<text class="fg-matched" x="{WIDTH - PAD}" y="{fmt(y)}" text-anchor="end"></text>')
+    if legend:
+        y += 24
+        x = float(PAD)
+        for colour, label in legend:
+            label = _clip(label, inner - 30, 6.9)
+            item_w = 16 + len(label) * 6.9 + 22
+            if x > PAD and x + item_w > WIDTH - PAD:
+                x = float(PAD)
+                y += 20
+            body.append(
+                f'<rect x="{fmt(x)}" y="{fmt(y - 10)}" width="12" height="12" rx="2" fill="{xml_attr(colour)}"/>'
+                f'<text class="fg-l" x="{fmt(x + 17)}" y="{fmt(y)}">{xml_text(label)}</text>'
+            )
+            x += item_w
+    height = round(y + 14)
+    head = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n'
+        f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" class="dynaprof-flame" width="{WIDTH}" '
+        f'height="{height}" viewBox="0 0 {WIDTH} {height}" data-total-s="{total_s:.9g}" data-x0="{PAD}" '
+        f'data-w="{inner}" data-cw="{CHAR_W:g}">\n'
+        f"<style>{_CSS}</style>\n"
+        f'<rect width="{WIDTH}" height="{height}" fill="#fcfcfc"/>\n'
+    )
+    tail = f'\n<script type="text/ecmascript"><![CDATA[\n{script()}]]></script>\n</svg>\n'
+    return head + "\n".join(body) + tail
