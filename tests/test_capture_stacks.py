@@ -100,3 +100,42 @@ def test_samples_are_weighted_by_elapsed_wall_time() -> None:
     s.flush()
     (row,) = emitted
     assert row[0] == "0/0" and row[5] == 2 and row[6] == 0.75  # type: ignore[index]
+
+
+def test_compiler_view_starts_at_the_compile_root() -> None:
+    table = FunctionTable()
+
+    def compile_root(then: object) -> object:
+        return then()  # type: ignore[operator]
+
+    walker = StackWalker(table, Markers(root_codes=frozenset({compile_root.__code__})))
+    got: list[tuple[list[str], list[str]]] = []
+
+    def leaf() -> None:
+        f = sys._getframe()
+        got.append((_names(table, walker.walk(f, 1)[0]), _naive(f)))
+
+    compile_root(leaf)
+    leaf()  # outside any compile: the whole stack
+    (inside, full_inside), (outside, full_outside) = got
+    assert inside[0].endswith("compile_root") and inside[-1].endswith("leaf")
+    assert inside == full_inside[full_inside.index(inside[0]):]
+    assert len(inside) < len(full_inside)
+    assert outside == full_outside
+
+
+def test_attempt_is_read_fresh_even_when_its_frame_is_reused() -> None:
+    """The attempt loop's frame stays alive across attempts; its local changes under it."""
+    table = FunctionTable()
+
+    def loop(got: list[int | None]) -> None:
+        for attempt in range(3):  # noqa: B007 - read through the frame, like torch's restart loop
+            leaf(got)
+
+    def leaf(got: list[int | None]) -> None:
+        got.append(walker.walk(sys._getframe(), 1)[2])
+
+    walker = StackWalker(table, Markers(attempt_codes=frozenset({loop.__code__})))
+    got: list[int | None] = []
+    loop(got)
+    assert got == [0, 1, 2]

@@ -77,7 +77,7 @@ def classify(
 ) -> str:
     """The category of one stack; ``final_attempt`` is the frame's last attempt index and
     ``parametrized_frame`` whether parametrized properties were traced in that frame."""
-    if final_attempt is not None and stack.attempt < final_attempt:
+    if final_attempt is not None and 0 <= stack.attempt < final_attempt:  # -1: attempt unknown
         return "restarts"
     traced = [functions[i] for i in stack.traced]
     if any(is_parametrization(f) for f in traced):

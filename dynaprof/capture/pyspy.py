@@ -218,7 +218,10 @@ def _assign(session: Session, intervals: list[Interval], rate: float, attach_off
             for a in frame.attempts:
                 if a.start_s is not None and a.start_s <= mid:
                     attempt = a.index
-        ids = tuple(fid(n, fn, ln) for n, fn, ln in stack)
+        start = next(
+            i for i, (n, f, _) in enumerate(stack) if n.endswith(_COMPILE_FRAME[0]) and f.endswith(_COMPILE_FRAME[1])
+        )
+        ids = tuple(fid(n, fn, ln) for n, fn, ln in stack[start:])  # the compiler view starts at _compile
         key = (frame.key if frame is not None else None, attempt, tid, ids)
         cur = agg.setdefault(key, [0, 0.0])
         cur[0] += max(1, round((t1 - t0) * rate))

@@ -38,6 +38,9 @@ class Markers:
     property_key: Callable[[dict[str, Any]], FunctionKey | None] = lambda _l: None
     #: frames of the attempt loop; their local ``attempt`` is the current attempt index
     attempt_codes: frozenset[CodeType] = frozenset()
+    #: where the compiler view starts (Dynamo's per-frame compile entry); frames above it are the
+    #: user code that triggered the compile, already recorded as the frame's call site
+    root_codes: frozenset[CodeType] = frozenset()
 
 
 def code_name(code: CodeType) -> str:
@@ -103,17 +106,18 @@ class Aggregate:
             cur[1] += seconds
 
 
-_PLAIN, _OWN, _RUN, _PROPERTY, _ATTEMPT = range(5)
+_PLAIN, _OWN, _RUN, _PROPERTY, _ATTEMPT, _ROOT = range(6)
 
 
 @dataclass
 class _Chain:
     """The previous sample of one thread: its frames (root first), where each frame sits, and the
-    (compiler length, traced length, attempt) reached after each frame."""
+    (compiler length, traced length, index of the attempt-loop frame or -1, index of the compile root
+    or -1) reached after each frame."""
 
     frames: list[FrameType] = field(default_factory=list)
     index: dict[int, int] = field(default_factory=dict)
-    state: list[tuple[int, int, int | None]] = field(default_factory=list)
+    state: list[tuple[int, int, int, int]] = field(default_factory=list)
     compiler: list[int] = field(default_factory=list)
     traced: list[int] = field(default_factory=list)
 
@@ -145,6 +149,8 @@ class StackWalker:
             kind = _PROPERTY
         elif code in m.attempt_codes:
             kind = _ATTEMPT
+        elif code in m.root_codes:
+            kind = _ROOT
         else:
             kind = _PLAIN
         info = (self.table.code_id(code), kind)
@@ -175,13 +181,14 @@ class StackWalker:
         del prev_frames[base + 1 :]
         del prev.state[base + 1 :]
         if base >= 0:
-            n_comp, n_traced, attempt = prev.state[base]
+            n_comp, n_traced, loop, root = prev.state[base]
             del prev.compiler[n_comp:]
             del prev.traced[n_traced:]
         else:
             prev.compiler.clear()
             prev.traced.clear()
-            attempt = None
+            loop = -1
+            root = -1
         compiler, traced, state = prev.compiler, prev.traced, prev.state
         codes = self._codes
         m = self.markers
@@ -199,14 +206,18 @@ class StackWalker:
                     key = m.property_key(fr.f_locals)
                     if key is not None:
                         traced.append(self.table.key_id(key))
+                elif kind == _ROOT and root < 0:
+                    root = len(compiler) - 1
                 elif kind == _ATTEMPT:
-                    a = fr.f_locals.get("attempt")
-                    if isinstance(a, int):
-                        attempt = a
+                    loop = len(prev_frames)
             index[id(fr)] = len(prev_frames)
             prev_frames.append(fr)
-            state.append((len(compiler), len(traced), attempt))
-        return tuple(compiler), tuple(traced), attempt
+            state.append((len(compiler), len(traced), loop, root))
+        attempt = None
+        if loop >= 0:  # the loop variable changes while its frame lives: read it every time
+            a = prev_frames[loop].f_locals.get("attempt")
+            attempt = a if isinstance(a, int) else None
+        return tuple(compiler[root:] if root > 0 else compiler), tuple(traced), attempt
 
     def forget(self, tid: int | None) -> None:
         """Drop the remembered chain (and the frame references) once a thread stops compiling."""

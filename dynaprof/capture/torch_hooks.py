@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import inspect
 import re
 import sys
 import threading
@@ -103,6 +104,36 @@ def call_site(limit: int = 12) -> list[list[Any]]:
             out.append([f.f_code.co_name, f.f_code.co_filename, f.f_lineno])
         f = f.f_back  # type: ignore[assignment]
     return list(reversed(out[:limit]))
+
+
+def _attempt_loop_codes(module: Any) -> set[Any]:
+    """Code objects of convert_frame that hold the restart loop's ``attempt`` local (2.13:
+    compile_frame; 2.4: _compile.<locals>.compile_inner), nested functions included."""
+    found: set[Any] = set()
+    todo = []
+    for v in list(vars(module).values()):
+        try:
+            todo.append(getattr(inspect.unwrap(v), "__code__", None))
+        except Exception:  # odd objects (mocks, cycles of __wrapped__) are not functions we want
+            continue
+    while todo:
+        code = todo.pop()
+        if code is None or not hasattr(code, "co_varnames"):
+            continue
+        if "attempt" in code.co_varnames and code.co_filename == getattr(module, "__file__", None):
+            found.add(code)
+        todo.extend(c for c in code.co_consts if hasattr(c, "co_varnames"))
+    return found
+
+
+def _current_attempt() -> int | None:
+    """The attempt of the compile running on this thread (its restarts), where torch says."""
+    try:
+        trace_id = _private("torch._guards").CompileContext.current_trace_id()
+    except Exception:
+        return None
+    attempt = getattr(trace_id, "attempt", None)
+    return attempt if isinstance(attempt, int) else None
 
 
 def _scalar_metrics(m: Any) -> dict[str, Any]:
@@ -191,8 +222,11 @@ class Recorder:
         return stack[-1] if stack else None
 
     def current_key(self, tid: int) -> tuple[str | None, int] | None:
+        """(frame key, attempt) for the sampler; attempt -1 when nothing tells it (no phase events)."""
         w = self.current(tid)
-        return (w.key, w.attempt) if w is not None else None
+        if w is None:
+            return None
+        return (w.key, w.attempt if "phases" in self.hooks else -1)
 
     def _key_for(self, compile_id: str) -> str:
         """The compile id, made unique: after a reset ids repeat, so later ones get "#<gen>"."""
@@ -254,6 +288,7 @@ class Recorder:
 
         self._counters = counters
         orig = cf._compile
+        self._compile_code = orig.__code__
         recorder = self
 
         @functools.wraps(orig)
@@ -403,6 +438,7 @@ class Recorder:
                         "key": self._key_of(None if cid is None else str(cid), tid),
                         "tid": tid,
                         "m": _scalar_metrics(metrics),
+                        "attempt": _current_attempt(),
                     }
                 )
             except Exception:
@@ -505,7 +541,7 @@ class Recorder:
 
         run_code = ITB.run.__code__
         prop_codes = frozenset({self._rdd_code}) if hasattr(self, "_rdd_code") else frozenset()
-        attempt_codes = frozenset({cf.compile_frame.__code__}) if hasattr(cf, "compile_frame") else frozenset()
+        attempt_codes = frozenset(_attempt_loop_codes(cf))
 
         def traced_code(local_vars: dict[str, Any]) -> tuple[Any, int] | None:
             tx = local_vars.get("self")
@@ -516,7 +552,15 @@ class Recorder:
             got = property_key(local_vars.get("self"), str(local_vars.get("name")), local_vars.get("type_attr"))
             return got[0] if got is not None else None
 
-        self.markers = Markers(frozenset({run_code}), prop_codes, traced_code, prop_key, attempt_codes)
+        root = getattr(self, "_compile_code", None)
+        self.markers = Markers(
+            frozenset({run_code}),
+            prop_codes,
+            traced_code,
+            prop_key,
+            attempt_codes,
+            frozenset({root}) if root is not None else frozenset(),
+        )
 
     def _hook_dynamo_profiler(self) -> None:
         config = _private("torch._dynamo.config")

@@ -223,6 +223,8 @@ class _Builder:
         if f is None:
             return
         m = r.get("m") or {}
+        if isinstance(r.get("attempt"), int):
+            f.restarts = max(f.restarts, r["attempt"])
         if isinstance(m.get("entire_frame_compile_time_s"), (int, float)):
             f.compile_time_s = float(m["entire_frame_compile_time_s"])
         reasons = m.get("restart_reasons")
