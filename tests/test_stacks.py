@@ -241,3 +241,33 @@ def test_short_filename_and_display_names() -> None:
     assert display_name(FunctionRef("Linear.weight", "x", 1, "property")) == "Linear.weight (property)"
     assert display_name(FunctionRef("memcpy", "libc.so", 0, "native")) == "memcpy [native]"
     assert display_name(FunctionRef("a\nb", "x", 1)) == "a b"
+
+
+def test_pruned_tree_matches_the_full_tree_above_the_threshold() -> None:
+    from dynaprof.analysis.stacks import build_pruned_tree
+
+    s = seed_session()
+    for view in ("compiler", "traced"):
+        full = build_tree(s, view)  # type: ignore[arg-type]
+        for min_width in (0.0, 0.045, 0.3):
+            pruned, count, secs = build_pruned_tree(s, view, None, min_width)  # type: ignore[arg-type]
+            assert pruned.seconds == pytest.approx(full.seconds)
+            kept = {k: n for k, n in _flatten(full).items() if n.seconds >= min_width * full.seconds}
+            got = _flatten(pruned)
+            assert set(got) == set(kept)
+            for k, node in got.items():
+                assert node.seconds == pytest.approx(kept[k].seconds)
+                assert node.self_seconds == pytest.approx(kept[k].self_seconds)
+                assert node.categories == pytest.approx(kept[k].categories)
+            cut = [n for k, n in _flatten(full).items() if k not in kept and k[:-1] in kept]
+            assert count == len(cut) and secs == pytest.approx(sum(n.seconds for n in cut))
+
+
+def _flatten(root: StackNode) -> dict[tuple[object, ...], StackNode]:
+    out: dict[tuple[object, ...], StackNode] = {}
+    todo: list[tuple[tuple[object, ...], StackNode]] = [((), root)]
+    while todo:
+        path, node = todo.pop()
+        out[path] = node
+        todo.extend(((*path, c.key), c) for c in node.children.values())
+    return out

@@ -104,18 +104,35 @@ def final_attempts(session: Session) -> dict[str, int]:
     return {f.key: f.restarts for f in session.frames}
 
 
+_CACHE: list[tuple[object, object, tuple[object, ...], list[str]]] = []
+
+
 def stack_categories(session: Session) -> list[str]:
-    """Category of each stack in ``session.samples.stacks`` (same order)."""
+    """Category of each stack in ``session.samples.stacks`` (same order).
+
+    Every renderer needs this; the last result is kept while the same stack and function lists
+    (held here, so their identity cannot be reused) and the per-frame facts the rules read (final
+    attempt, parametrized properties) stay the same."""
     if session.samples is None:
         return []
+    stacks = session.samples.stacks
+    sig = (
+        len(stacks),
+        len(session.functions),
+        tuple((f.key, f.restarts, any(p.parametrized for p in f.properties)) for f in session.frames),
+    )
+    if _CACHE and _CACHE[0][0] is stacks and _CACHE[0][1] is session.functions and _CACHE[0][2] == sig:
+        return _CACHE[0][3]
     finals = final_attempts(session)
     parametrized = {f.key for f in session.frames if any(p.parametrized for p in f.properties)}
-    return [
+    cats = [
         classify(
             st, session.functions, finals.get(st.frame) if st.frame is not None else None, st.frame in parametrized
         )
-        for st in session.samples.stacks
+        for st in stacks
     ]
+    _CACHE[:] = [(stacks, session.functions, sig, cats)]
+    return cats
 
 
 def empty_attribution() -> dict[str, float]:

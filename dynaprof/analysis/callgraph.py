@@ -250,57 +250,81 @@ def _mark_paths_from_root(g: nx.DiGraph, targets: Iterable[str]) -> None:
 
 
 def graph_from_samples(session: Session, frame: str | None = None, collapse: bool = False) -> nx.DiGraph:
-    """The unpruned call graph of the sampled compiler stacks (of one frame key, or all)."""
+    """The unpruned call graph of the sampled compiler stacks (of one frame key, or all).
+
+    Sums go into plain dicts first and the networkx graph is built once at the end: a big
+    session has hundreds of thousands of distinct stacks."""
     g = nx.DiGraph()
     if session.samples is None:
         return g
     group = _grouper(collapse)
     cats = stack_categories(session)
     fns = session.functions
-    ids: dict[int, str] = {}
+    node_of: dict[int, str] = {}
+    signature: dict[int, bool] = {}
+    inclusive: dict[str, float] = {}
+    self_s: dict[str, float] = {}
+    edges: dict[tuple[str, str], float] = {}
+    param_nodes: set[str] = set()
+    param_edges: set[tuple[str, str]] = set()
+    marked: set[str] = set()
     for st, cat in zip(session.samples.stacks, cats, strict=True):
         if (frame is not None and st.frame != frame) or not st.compiler:
             continue
         path: list[str] = []
         signature_at = -1
         for i in st.compiler:
-            f = fns[i]
-            if i not in ids:
+            node = node_of.get(i)
+            if node is None:
+                f = fns[i]
                 node, disp, loc, line = group(f.filename, f.name, f.lineno)
-                ids[i] = node
+                node_of[i] = node
+                signature[i] = _is_signature(f.filename, f.name)
                 _add_node(g, node, disp, loc, line, function_category(f))
-            if not (collapse and path and path[-1] == ids[i]):  # adjacent frames of one module merge
-                path.append(ids[i])
-            if _is_signature(f.filename, f.name):
+            if not (collapse and path and path[-1] == node):  # adjacent frames of one module merge
+                path.append(node)
+            if signature[i]:
                 signature_at = len(path) - 1
+        secs = st.seconds
         for node in set(path):
-            g.nodes[node]["inclusive_s"] += st.seconds
-        g.nodes[path[-1]]["self_s"] += st.seconds
-        pairs = {(u, v) for u, v in itertools.pairwise(path) if u != v}
-        for u, v in sorted(pairs):
-            if g.has_edge(u, v):
-                g.edges[u, v]["seconds"] += st.seconds
-            else:
-                g.add_edge(u, v, calls=None, seconds=st.seconds, param_path=False)
+            inclusive[node] = inclusive.get(node, 0.0) + secs
+        self_s[path[-1]] = self_s.get(path[-1], 0.0) + secs
+        for pair in {(u, v) for u, v in itertools.pairwise(path) if u != v}:
+            edges[pair] = edges.get(pair, 0.0) + secs
         if cat == "parametrization":
             end = signature_at if signature_at >= 0 else len(path) - 1
             for j in range(end + 1):
-                g.nodes[path[j]]["param_path"] = True
+                param_nodes.add(path[j])
                 if j and path[j - 1] != path[j]:
-                    g.edges[path[j - 1], path[j]]["param_path"] = True
+                    param_edges.add((path[j - 1], path[j]))
             if signature_at >= 0:
-                g.nodes[path[signature_at]]["parametrization"] = True
-    for n in g:
-        if g.nodes[n]["parametrization"]:
-            g.nodes[n]["category"] = "parametrization"
+                marked.add(path[signature_at])
+    for node, secs in inclusive.items():
+        g.nodes[node]["inclusive_s"] += secs
+    for node, secs in self_s.items():
+        g.nodes[node]["self_s"] += secs
+    for node in param_nodes:
+        g.nodes[node]["param_path"] = True
+    for node in marked:
+        g.nodes[node]["parametrization"] = True
+        g.nodes[node]["category"] = "parametrization"
+    for (u, v), secs in sorted(edges.items()):
+        g.add_edge(u, v, calls=None, seconds=secs, param_path=(u, v) in param_edges)
     return g
 
 
-def prune(g: nx.DiGraph, total_s: float, node_threshold: float, edge_threshold: float) -> nx.DiGraph:
-    """Drop nodes under ``node_threshold`` and edges under ``edge_threshold`` of ``total_s``."""
+def prune(
+    g: nx.DiGraph, total_s: float, node_threshold: float, edge_threshold: float, max_nodes: int | None = None
+) -> nx.DiGraph:
+    """Drop nodes under ``node_threshold`` and edges under ``edge_threshold`` of ``total_s``; with
+    ``max_nodes``, keep at most that many (the heaviest): Graphviz needs minutes for thousands of
+    nodes, and nobody reads such a graph."""
     keep = [n for n in g if g.nodes[n]["inclusive_s"] >= node_threshold * total_s]
     out = nx.DiGraph()
     out.graph.update(g.graph)
+    if max_nodes is not None and len(keep) > max_nodes:
+        keep = sorted(keep, key=lambda n: (-g.nodes[n]["inclusive_s"], n))[:max_nodes]
+        out.graph["node_cap"] = max_nodes
     for n in sorted(keep):
         out.add_node(n, **g.nodes[n])
     for u, v in sorted(g.subgraph(keep).edges):
@@ -329,6 +353,7 @@ def build_callgraph(
     node_threshold: float = 0.005,
     edge_threshold: float = 0.001,
     collapse_torch: bool = False,
+    max_nodes: int | None = None,
 ) -> CallGraph | None:
     """The pruned call graph from ``table`` (cProfile) when given, else from the session's samples
     (of ``frame``, or all); None when there is neither."""
@@ -344,7 +369,7 @@ def build_callgraph(
         return None
     if full.number_of_nodes() == 0 or total <= 0:
         return None
-    pruned = prune(full, total, node_threshold, edge_threshold)
+    pruned = prune(full, total, node_threshold, edge_threshold, max_nodes)
     return CallGraph(
         pruned,
         source,

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import gc
 import re
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from dynaprof.analysis.attribution import classify, stack_categories
@@ -80,6 +82,8 @@ class StackNode:
 
     def sorted_children(self) -> list[StackNode]:
         """Children in sorted key order (cached; add children only through :meth:`child`)."""
+        if not self.children:
+            return []
         if self._order is None or len(self._order) != len(self.children):
             self._order = [self.children[k] for k in sorted(self.children)]
         return self._order
@@ -185,6 +189,9 @@ def root_label(session: Session, frame: str | None) -> StackNode:
     return StackNode(f"{f.trace_id} {f.name}", f.filename, f.lineno, "root")
 
 
+_TREES: dict[tuple[object, ...], tuple[tuple[object, ...], StackNode]] = {}
+
+
 def build_tree(
     session: Session,
     view: View = "compiler",
@@ -194,11 +201,26 @@ def build_tree(
 ) -> StackNode:
     """The stack tree of one view, for the whole run or one ``CompiledFrame.key``.
     ``categories``: ``stack_categories(session)`` when the caller already has it (building
-    several trees of a big session classifies its stacks only once)."""
+    several trees of a big session classifies its stacks only once).
+
+    The result is shared: several renderers draw the same tree of the same session, so the last
+    few trees are kept (with the lists they were built from, compared by identity); callers must
+    not modify it."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; expected one of {', '.join(VIEWS)}")
+    stacks = session.samples.stacks if session.samples is not None else None
+    cats = stack_categories(session) if categories is None else categories
+    sources: tuple[object, ...] = (session, stacks, session.inline_profile, session.functions, cats)
+    key = (*(id(x) for x in sources), len(stacks or ()), len(session.functions), view, frame)
+    hit = _TREES.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], sources, strict=True)):
+        return hit[1]
     with paused_gc():
-        return _build_tree(session, view, frame, categories)
+        tree = _build_tree(session, view, frame, cats)
+    if len(_TREES) >= 8:
+        _TREES.pop(next(iter(_TREES)))
+    _TREES[key] = (sources, tree)  # holding the sources keeps their ids from being reused
+    return tree
 
 
 def _build_tree(session: Session, view: View, frame: str | None, categories: Sequence[str] | None) -> StackNode:
@@ -217,9 +239,10 @@ def _build_tree(session: Session, view: View, frame: str | None, categories: Seq
     if session.samples is None:
         return root
     cats = stack_categories(session) if categories is None else categories
-    for st, cat in zip(session.samples.stacks, cats, strict=True):
-        if frame is not None and st.frame != frame:
-            continue
+    stacks = session.samples.stacks
+    indices = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
+    for i in indices:
+        st, cat = stacks[i], cats[i]
         if view == "compiler":
             path = [keys[i] for i in st.compiler] or [_synthetic(NO_COMPILER_STACK)]
         else:
@@ -231,12 +254,122 @@ def _build_tree(session: Session, view: View, frame: str | None, categories: Seq
     return root
 
 
-def frames_with_samples(session: Session) -> list[str]:
-    """Keys of frames that have sampled time, in session order."""
+def build_pruned_tree(
+    session: Session,
+    view: View,
+    frame: str | None,
+    min_width: float,
+    *,
+    categories: Sequence[str] | None = None,
+) -> tuple[StackNode, int, float]:
+    """The sampled tree of ``view`` keeping only nodes of at least ``min_width`` of the total,
+    with (number of pruned subtrees, their seconds). For drawing big sessions: the stacks are
+    sorted once and each node's weight comes from prefix sums, so the cost follows the drawn
+    nodes (times log n), not the total length of all stacks."""
+    if view == "inline":
+        raise ValueError("the inline view has no per-sample stacks; use build_tree")
+    root = root_label(session, frame)
+    if session.samples is None:
+        return root, 0, 0.0
+    cats = stack_categories(session) if categories is None else categories
+    stacks = session.samples.stacks
+    indices = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
+    keys: list[NodeKey] = [_fkey(f) for f in session.functions]
+    synthetic: dict[str, int] = {}
+
+    def synth(name: str) -> int:  # synthetic frames get negative ids
+        if name not in synthetic:
+            synthetic[name] = -1 - len(synthetic)
+        return synthetic[name]
+
+    rows: list[tuple[tuple[int, ...], float, int, str]] = []
+    for i in indices:
+        st, cat = stacks[i], cats[i]
+        ids = st.compiler if view == "compiler" else st.traced
+        if ids:
+            path = tuple(ids)
+        elif view == "compiler":
+            path = (synth(NO_COMPILER_STACK),)
+        else:
+            path = (synth(NOT_TRACING), synth(f"[{CATEGORY_LABELS.get(cat, cat)}]"))
+        rows.append((path, st.seconds, st.samples, cat))
+    rows.sort(key=lambda r: r[0])
+    synth_keys = {v: _synthetic(k) for k, v in synthetic.items()}
+    n = len(rows)
+    cum_s, cum_n = [0.0] * (n + 1), [0] * (n + 1)
+    cum_c: dict[str, list[float]] = {}
+    for j, (_, secs, cnt, _cat) in enumerate(rows):
+        cum_s[j + 1] = cum_s[j] + secs
+        cum_n[j + 1] = cum_n[j] + cnt
+    for cat in {r[3] for r in rows}:
+        acc, c = [0.0] * (n + 1), 0.0
+        for j, r in enumerate(rows):
+            c += r[1] if r[3] == cat else 0.0
+            acc[j + 1] = c
+        cum_c[cat] = acc
+
+    def fill(node: StackNode, lo: int, hi: int) -> None:
+        node.seconds = cum_s[hi] - cum_s[lo]
+        node.samples = cum_n[hi] - cum_n[lo]
+        node.categories = {c: v[hi] - v[lo] for c, v in cum_c.items() if v[hi] - v[lo] > 0}
+
+    fill(root, 0, n)
+    threshold = min_width * root.seconds
+    pruned, pruned_s = 0, 0.0
+    todo: list[tuple[StackNode, int, int, int]] = [(root, 0, n, 0)]
+    while todo:
+        node, lo, hi, depth = todo.pop()
+        j = lo
+        while j < hi and len(rows[j][0]) == depth:  # stacks ending exactly here (sorted first)
+            node.self_seconds += rows[j][1]
+            node.self_samples += rows[j][2]
+            j += 1
+        while j < hi:
+            head = rows[j][0][depth]
+            end = bisect_right(rows, (*rows[j][0][:depth], head), lo=j, hi=hi, key=lambda r: r[0][: depth + 1])
+            weight = cum_s[end] - cum_s[j]
+            if weight >= threshold and weight > 0:
+                child = node.child(synth_keys[head] if head < 0 else keys[head])
+                fill(child, j, end)
+                todo.append((child, j, end, depth + 1))
+            elif weight > 0:
+                pruned += 1
+                pruned_s += weight
+            j = end
+    return root, pruned, pruned_s
+
+
+_BY_FRAME: list[tuple[object, int, dict[str, list[int]]]] = []
+
+
+def stacks_by_frame(session: Session) -> dict[str, list[int]]:
+    """Indices of ``session.samples.stacks`` per frame key (built once per stack list, which is
+    held while cached, so drawing one graph per frame stays linear in the number of stacks)."""
+    if session.samples is None:
+        return {}
+    stacks = session.samples.stacks
+    if _BY_FRAME and _BY_FRAME[0][0] is stacks and _BY_FRAME[0][1] == len(stacks):
+        return _BY_FRAME[0][2]
+    index: dict[str, list[int]] = {}
+    for i, st in enumerate(stacks):
+        if st.frame is not None:
+            index.setdefault(st.frame, []).append(i)
+    _BY_FRAME[:] = [(stacks, len(stacks), index)]
+    return index
+
+
+def frames_with_samples(session: Session, limit: int | None = None) -> list[str]:
+    """Keys of frames that have sampled time, in session order; with ``limit``, only the
+    ``limit`` frames with the most sampled time (still in session order)."""
     if session.samples is None:
         return []
-    keys = {st.frame for st in session.samples.stacks if st.frame is not None and (st.samples or st.seconds)}
-    return [f.key for f in session.frames if f.key in keys]
+    stacks = session.samples.stacks
+    seconds = {k: sum(stacks[i].seconds for i in idx) for k, idx in stacks_by_frame(session).items()}
+    keys = [f.key for f in session.frames if seconds.get(f.key, 0.0) > 0]
+    if limit is not None and len(keys) > limit:
+        keep = set(sorted(keys, key=lambda k: -seconds[k])[:limit])
+        keys = [k for k in keys if k in keep]
+    return keys
 
 
 # ---------------------------------------------------------------------------------------------
@@ -276,7 +409,13 @@ def location(node: StackNode | FunctionRef, short: bool = True) -> str:
 
 def folded_label(node: StackNode) -> str:
     """A frame in folded-stack text: ``name (short/file.py:12)``, with ``;`` replaced by ``,``."""
-    loc = location(node) if node.kind != "folded" else ""
+    return _folded_label(node.name, node.filename, node.lineno, node.kind)
+
+
+@lru_cache(maxsize=65536)
+def _folded_label(name: str, filename: str, lineno: int, kind: str) -> str:
+    node = StackNode(name, filename, lineno, kind)
+    loc = location(node) if kind != "folded" else ""
     label = f"{display_name(node)} ({loc})" if loc else display_name(node)
     return label.replace(";", ",")
 
@@ -291,14 +430,22 @@ def folded_lines(root: StackNode, unit: Literal["us", "samples"] = "us", include
     Lines whose value rounds to 0 are left out. The root's name is the first frame only with
     ``include_root`` (or when time ended at the root itself)."""
     out: list[str] = []
-    todo: list[tuple[tuple[str, ...], StackNode]] = [((), root)]
+    path: list[str] = []
+    # iterative DFS with exit markers: the path list is shared, not copied per node
+    todo: list[StackNode | None] = [root]
     while todo:
-        prefix, node = todo.pop()
-        path = (*prefix, folded_label(node)) if (node is not root or include_root) else prefix
+        node = todo.pop()
+        if node is None:
+            path.pop()
+            continue
+        pushed = node is not root or include_root
+        if pushed:
+            path.append(folded_label(node))
+            todo.append(None)
         value = round(node.self_seconds * 1e6) if unit == "us" else node.self_samples
         if value > 0:
-            out.append(f"{';'.join(path or (folded_label(root),))} {value}")
-        todo.extend((path, c) for c in reversed(node.sorted_children()))
+            out.append(f"{';'.join(path) if path else folded_label(root)} {value}")
+        todo.extend(reversed(node.sorted_children()))
     return out
 
 

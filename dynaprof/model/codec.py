@@ -26,16 +26,28 @@ class DecodeError(ValueError):
         self.path = path
 
 
+_ATOMS = (str, int, bool, type(None))
+
+
+@cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
 def to_json(obj: Any) -> Any:
     """Convert a dataclass tree to JSON-ready builtins (dicts keep field order)."""
+    if isinstance(obj, _ATOMS):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None  # JSON has no NaN/inf; unknown is the honest reading
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_json(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {name: to_json(getattr(obj, name)) for name in _field_names(type(obj))}
     if isinstance(obj, dict):
         return {str(k): to_json(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
+        if set(map(type, obj)) <= {int}:  # stacks: long lists of function indices
+            return list(obj)
         return [to_json(v) for v in obj]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None  # JSON has no NaN/inf; unknown is the honest reading
     return obj
 
 
@@ -45,8 +57,115 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def from_json(cls: type[T], data: Any, path: str = "") -> T:
-    """Build ``cls`` from JSON data, validating types; unknown keys are ignored."""
-    return typing.cast(T, _decode(cls, data, path))
+    """Build ``cls`` from JSON data, validating types; unknown keys are ignored.
+
+    Valid data goes through decoders compiled once per type (a session holds hundreds of
+    thousands of stacks); only when that fails is it decoded again, slowly, to say where."""
+    try:
+        return typing.cast(T, _compiled(cls)(data))  # type: ignore[arg-type]
+    except _Bad:
+        pass
+    result = _decode(cls, data, path)  # raises DecodeError naming the path
+    return typing.cast(T, result)
+
+
+class _Bad(Exception):
+    """Fast-path mismatch; the slow path finds and names it."""
+
+
+Decoder = typing.Callable[[Any], Any]
+
+
+@cache
+def _compiled(tp: Any) -> Decoder:
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return lambda v: v
+    if origin is Union or origin is types.UnionType:
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        nullable = len(args) < len(typing.get_args(tp))
+        decs = [_compiled(a) for a in args]
+
+        def union(v: Any) -> Any:
+            if v is None:
+                if nullable:
+                    return None
+                raise _Bad
+            for d in decs:
+                try:
+                    return d(v)
+                except _Bad:
+                    continue
+            raise _Bad
+
+        return union
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        if item is int:
+
+            def ints(v: Any) -> Any:
+                if type(v) is not list or not set(map(type, v)) <= {int}:
+                    raise _Bad
+                return list(v)
+
+            return ints
+        d_item = _compiled(item)
+
+        def seq(v: Any) -> Any:
+            if type(v) is not list:
+                raise _Bad
+            return [d_item(x) for x in v]
+
+        return seq
+    if origin is dict:
+        key_tp, val_tp = typing.get_args(tp)
+        d_key, d_val = _compiled(key_tp), _compiled(val_tp)
+
+        def mapping(v: Any) -> Any:
+            if type(v) is not dict:
+                raise _Bad
+            return {d_key(k): d_val(x) for k, x in v.items()}
+
+        return mapping
+    if dataclasses.is_dataclass(tp):
+        hints = _hints(tp)  # type: ignore[arg-type]
+        fields = [
+            (f.name, _compiled(hints[f.name]),
+             f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+            for f in dataclasses.fields(tp)
+        ]
+
+        def obj(v: Any) -> Any:
+            if type(v) is not dict:
+                raise _Bad
+            kwargs = {}
+            for name, d, required in fields:
+                if name in v:
+                    kwargs[name] = d(v[name])
+                elif required:
+                    raise _Bad
+            return tp(**kwargs)  # type: ignore[operator]
+
+        return obj
+    if tp is float:
+
+        def number(v: Any) -> Any:
+            if type(v) is float:
+                return v
+            if type(v) is int:
+                return float(v)
+            raise _Bad
+
+        return number
+    if tp in (int, bool, str):
+
+        def exact(v: Any) -> Any:
+            if type(v) is not tp:
+                raise _Bad
+            return v
+
+        return exact
+    raise TypeError(f"unsupported annotation {tp!r}")  # a model bug, not bad input
 
 
 def _decode(tp: Any, value: Any, path: str) -> Any:
@@ -72,6 +191,8 @@ def _decode(tp: Any, value: Any, path: str) -> Any:
         (item,) = typing.get_args(tp)
         if not isinstance(value, list):
             raise DecodeError(path, f"expected a list, got {_kind(value)}")
+        if item is int and set(map(type, value)) <= {int}:  # fast path for stacks (bool is not int here)
+            return list(value)
         return [_decode(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
         key_tp, val_tp = typing.get_args(tp)

@@ -29,8 +29,13 @@ class RenderOptions:
     node_threshold: float = 0.005
     edge_threshold: float = 0.001
     collapse_torch: bool = False
+    #: at most this many call graph nodes (the heaviest), whatever the thresholds leave
+    max_graph_nodes: int = 200
     #: how many rows tables show before eliding the rest with a count
     max_rows: int = 25
+    #: per compile id graphs (flamegraphs, speedscope profiles) for at most this many frames,
+    #: the ones with the most sampled time
+    max_frame_graphs: int = 30
 
 
 @dataclass
@@ -43,6 +48,9 @@ class RenderContext:
     use_dot: bool = True
     #: warnings renderers want the user to see (e.g. "dot not found")
     notes: list[str] = field(default_factory=list)
+    #: outputs one renderer made that another embeds (the HTML report inlines the flamegraphs
+    #: and the call graph): made once per context, keyed by what they are
+    memo: dict[Any, Any] = field(default_factory=dict)
 
 
 Renderer = Callable[[RenderContext], Files]

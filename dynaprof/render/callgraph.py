@@ -155,6 +155,7 @@ def callgraph_dot(cg: CallGraph, title: str = "dynaprof call graph") -> str:
     summary = (
         f"showing {g.number_of_nodes()} of {cg.nodes_total} nodes, {g.number_of_edges()} of "
         f"{cg.edges_total} edges; thresholds {cg.node_threshold * 100:g}%/{cg.edge_threshold * 100:g}%"
+        + (f"; capped at the {g.graph['node_cap']} heaviest nodes" if g.graph.get("node_cap") else "")
     )
     lines = [
         "digraph callgraph {",
@@ -302,7 +303,13 @@ def callgraph_for(ctx: RenderContext, key: str = "run") -> CallGraph | None:
     frame = None if key == "run" else key
     o = ctx.options
     return build_callgraph(
-        ctx.session, ctx.cprofile.get(key), frame, o.node_threshold, o.edge_threshold, o.collapse_torch
+        ctx.session,
+        ctx.cprofile.get(key),
+        frame,
+        o.node_threshold,
+        o.edge_threshold,
+        o.collapse_torch,
+        o.max_graph_nodes,
     )
 
 
@@ -329,6 +336,12 @@ def callgraph_svg_for(ctx: RenderContext, key: str = "run", inline: bool = True)
 
 def render_callgraph(ctx: RenderContext) -> Files:
     """``callgraph.dot`` and ``callgraph.svg`` for the run (cProfile "run" table, else samples)."""
+    if "callgraph" not in ctx.memo:
+        ctx.memo["callgraph"] = _render_callgraph(ctx)
+    return dict(ctx.memo["callgraph"])
+
+
+def _render_callgraph(ctx: RenderContext) -> Files:
     dot_text = callgraph_dot_for(ctx, "run")
     if dot_text is None:
         return {}

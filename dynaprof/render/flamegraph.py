@@ -19,6 +19,7 @@ from dynaprof.analysis.stacks import (
     VIEWS,
     StackNode,
     View,
+    build_pruned_tree,
     build_tree,
     clean_text,
     display_name,
@@ -113,11 +114,13 @@ def tree_flamegraph_svg(
     options: RenderOptions | None = None,
     view: str = "compiler",
     empty_message: str = "no samples were taken",
+    pruned: tuple[int, float] = (0, 0.0),
 ) -> str:
-    """A flamegraph of ``root`` (widths: seconds; colours: each frame's dominant category)."""
+    """A flamegraph of ``root`` (widths: seconds; colours: each frame's dominant category).
+    ``pruned``: (subtrees, seconds) already left out of ``root`` by ``build_pruned_tree``."""
     options = options or RenderOptions()
     subtitles = [subtitle] if isinstance(subtitle, str) else list(subtitle)
-    lay = layout(root, lambda n: n.seconds, StackNode.sorted_children, options.min_width)
+    lay = layout(root, lambda n: n.seconds, StackNode.sorted_children, options.min_width, lambda n: n.children.values())
     frames = [
         Frame(
             r.x,
@@ -129,8 +132,9 @@ def tree_flamegraph_svg(
         )
         for r in lay.rects
     ]
-    if lay.pruned_frames:
-        note = _pruned_note(lay.pruned_frames, lay.pruned_weight, options.min_width)
+    pruned_count, pruned_s = lay.pruned_frames + pruned[0], lay.pruned_weight + pruned[1]
+    if pruned_count:
+        note = _pruned_note(pruned_count, pruned_s, options.min_width)
         if subtitles:
             subtitles[-1] = f"{subtitles[-1]} · {note}"
         else:
@@ -205,7 +209,13 @@ def flamegraph_svg(
     """SVG text of one view (``compiler``, ``traced`` or ``inline``), for the whole run or one
     compile (``CompiledFrame.key``). Pass ``categories=stack_categories(session)`` when drawing
     many graphs of one session, so its stacks are classified once."""
-    tree = build_tree(session, view, frame, categories=categories)
+    options = options or RenderOptions()
+    pruned: tuple[int, float] = (0, 0.0)
+    if view == "inline":
+        tree = build_tree(session, view, frame, categories=categories)
+    else:
+        tree, count, secs = build_pruned_tree(session, view, frame, options.min_width, categories=categories)
+        pruned = (count, secs)
     return tree_flamegraph_svg(
         tree,
         title=_title(session, view, frame),
@@ -213,14 +223,16 @@ def flamegraph_svg(
         options=options,
         view=view,
         empty_message=_empty_reason(session, view, frame),
+        pruned=pruned,
     )
 
 
-def frame_file_names(session: Session) -> dict[str, str]:
-    """Filename-safe, unique stem per compile key that has samples (empty with fewer than 2)."""
-    keys = frames_with_samples(session)
-    if len(keys) < 2:
+def frame_file_names(session: Session, limit: int | None = None) -> dict[str, str]:
+    """Filename-safe, unique stem per compile key that has samples (empty with fewer than 2);
+    with ``limit``, only for the frames with the most sampled time."""
+    if len(frames_with_samples(session)) < 2:
         return {}
+    keys = frames_with_samples(session, limit)
     out: dict[str, str] = {}
     used: set[str] = set()
     for key in keys:
@@ -234,14 +246,22 @@ def frame_file_names(session: Session) -> dict[str, str]:
     return out
 
 
+def run_flamegraph(ctx: RenderContext, view: View, categories: Sequence[str] | None = None) -> str:
+    """The run-level flamegraph of one view, made once per render (the report embeds it)."""
+    key = ("flamegraph", view)
+    if key not in ctx.memo:
+        ctx.memo[key] = flamegraph_svg(ctx.session, view, None, ctx.options, categories=categories)
+    return str(ctx.memo[key])
+
+
 def render_flamegraphs(ctx: RenderContext) -> Files:
     s, opts = ctx.session, ctx.options
     cats = stack_categories(s)
     files: Files = {}
     for view in available_views(s):
-        files[f"flame-{view}.svg"] = flamegraph_svg(s, view, None, opts, categories=cats)
+        files[f"flame-{view}.svg"] = run_flamegraph(ctx, view, cats)
     sampled: tuple[View, ...] = ("compiler", "traced")
-    for key, stem in frame_file_names(s).items():
+    for key, stem in frame_file_names(s, opts.max_frame_graphs).items():
         for view in sampled:
             files[f"flames/{stem}-{view}.svg"] = flamegraph_svg(s, view, key, opts, categories=cats)
     return files

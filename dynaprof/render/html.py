@@ -205,12 +205,12 @@ def _attribution(s: Session) -> str:
 
 def _flamegraphs(ctx: RenderContext) -> str:
     try:
-        from dynaprof.render.flamegraph import VIEW_DESCRIPTIONS, available_views, flamegraph_svg
+        from dynaprof.render.flamegraph import VIEW_DESCRIPTIONS, available_views, run_flamegraph
     except ImportError:  # pragma: no cover - the flamegraph renderer ships with dynaprof
         return section("flamegraphs", "Flamegraphs", '<p class="dp-note">Flamegraph renderer not available.</p>')
     parts = []
     for view in available_views(ctx.session):
-        svg = flamegraph_svg(ctx.session, view, None, ctx.options)
+        svg = run_flamegraph(ctx, view)
         label = esc(VIEW_DESCRIPTIONS.get(view, view))
         parts.append(f'<div class="dp-graph dp-flame" data-view="{esc(view)}" aria-label="{label}">'
                      f"{inline_svg(svg)}</div>")

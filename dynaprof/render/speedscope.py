@@ -10,11 +10,24 @@ speedscope's "Time Order" view is not chronological); weights are seconds (``uni
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from dynaprof.analysis.attribution import stack_categories
-from dynaprof.analysis.stacks import StackNode, View, build_tree, clean_text, display_name, frames_with_samples
-from dynaprof.model.session import Session
+from dynaprof.analysis.stacks import (
+    NO_COMPILER_STACK,
+    NOT_TRACING,
+    SYNTHETIC,
+    StackNode,
+    View,
+    build_tree,
+    clean_text,
+    display_name,
+    frames_with_samples,
+    root_label,
+    stacks_by_frame,
+)
+from dynaprof.model.session import CATEGORY_LABELS, Session
 from dynaprof.render.base import Files, RenderContext
 
 SCHEMA_URL = "https://www.speedscope.app/file-format-schema.json"
@@ -44,17 +57,7 @@ class _Frames:
         return i
 
 
-def _profile(name: str, root: StackNode, frames: _Frames) -> dict[str, Any]:
-    samples: list[list[int]] = []
-    weights: list[float] = []
-    todo: list[tuple[list[int], StackNode]] = [([], root)]
-    while todo:
-        path, node = todo.pop()
-        here = path if node is root else [*path, frames(node)]
-        if node.self_seconds > 0:
-            samples.append(here or [frames(root)])
-            weights.append(node.self_seconds)
-        todo.extend((here, c) for c in reversed(node.sorted_children()))
+def _profile(name: str, samples: list[list[int]], weights: list[float]) -> dict[str, Any]:
     return {
         "type": "sampled",
         "name": name,
@@ -66,23 +69,65 @@ def _profile(name: str, root: StackNode, frames: _Frames) -> dict[str, Any]:
     }
 
 
-def speedscope_document(session: Session) -> dict[str, Any]:
+def _tree_samples(root: StackNode, frames: _Frames) -> tuple[list[list[int]], list[float]]:
+    """Call paths with self time of a tree (the inline view, which has no per-sample stacks)."""
+    samples: list[list[int]] = []
+    weights: list[float] = []
+    todo: list[tuple[list[int], StackNode]] = [([], root)]
+    while todo:
+        path, node = todo.pop()
+        here = path if node is root else [*path, frames(node)]
+        if node.self_seconds > 0:
+            samples.append(here or [frames(root)])
+            weights.append(node.self_seconds)
+        todo.extend((here, c) for c in reversed(node.sorted_children()))
+    return samples, weights
+
+
+def _stack_samples(
+    session: Session, view: View, frame: str | None, cats: Sequence[str], frames: _Frames, ids: Sequence[int]
+) -> tuple[list[list[int]], list[float]]:
+    """One speedscope sample per distinct stack, straight from the session (no tree), merged
+    by identical path and in sorted order so the file is deterministic. ``ids``: speedscope frame
+    index of each session function."""
+    stacks = session.samples.stacks if session.samples is not None else []
+    indices = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
+    agg: dict[tuple[int, ...], float] = {}
+    for i in indices:
+        st = stacks[i]
+        raw = st.compiler if view == "compiler" else st.traced
+        if raw:
+            path = tuple(ids[j] for j in raw)
+        elif view == "compiler":
+            path = (frames(StackNode(NO_COMPILER_STACK, kind=SYNTHETIC)),)
+        else:
+            label = f"[{CATEGORY_LABELS.get(cats[i], cats[i])}]"
+            path = (frames(StackNode(NOT_TRACING, kind=SYNTHETIC)), frames(StackNode(label, kind=SYNTHETIC)))
+        agg[path] = agg.get(path, 0.0) + st.seconds
+    items = sorted(agg.items())
+    return [list(p) for p, _ in items], [w for _, w in items]
+
+
+def speedscope_document(session: Session, max_frames: int | None = None) -> dict[str, Any]:
     """The speedscope file as a JSON-ready dict."""
     frames = _Frames()
     cats = stack_categories(session)
+    ids = [frames(StackNode(f.name, f.filename, f.lineno, f.kind)) for f in session.functions]
     profiles: list[dict[str, Any]] = []
-    views: list[View] = ["compiler", "traced"]
+    sampled_views: tuple[View, ...] = ("compiler", "traced")
+    for view in sampled_views:
+        samples, weights = _stack_samples(session, view, None, cats, frames, ids)
+        profiles.append(_profile(f"all compiles: {_VIEW_NAMES[view]}", samples, weights))
     if session.inline_profile:
-        views.append("inline")
-    for view in views:
-        tree = build_tree(session, view, categories=cats)
-        profiles.append(_profile(f"all compiles: {_VIEW_NAMES[view]}", tree, frames))
-    keys = frames_with_samples(session)
+        tree = build_tree(session, "inline", categories=cats)
+        profiles.append(_profile(f"all compiles: {_VIEW_NAMES['inline']}", *_tree_samples(tree, frames)))
+    keys = frames_with_samples(session, max_frames)
     if len(keys) > 1:
         for key in keys:
-            for view in views[:2]:
-                tree = build_tree(session, view, key, categories=cats)
-                profiles.append(_profile(f"compile {clean_text(tree.name)}: {_VIEW_NAMES[view]}", tree, frames))
+            label = clean_text(root_label(session, key).name)
+            for view in sampled_views:
+                samples, weights = _stack_samples(session, view, key, cats, frames, ids)
+                profiles.append(_profile(f"compile {label}: {_VIEW_NAMES[view]}", samples, weights))
     target = clean_text(session.run.target) or "run"
     return {
         "$schema": SCHEMA_URL,
@@ -95,4 +140,5 @@ def speedscope_document(session: Session) -> dict[str, Any]:
 
 
 def render_speedscope(ctx: RenderContext) -> Files:
-    return {"speedscope.json": json.dumps(speedscope_document(ctx.session), indent=None, sort_keys=False) + "\n"}
+    doc = speedscope_document(ctx.session, ctx.options.max_frame_graphs)
+    return {"speedscope.json": json.dumps(doc, indent=None, sort_keys=False) + "\n"}
