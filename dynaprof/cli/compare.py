@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from dynaprof.analysis.compare import compare_sessions
+from dynaprof.cli import ranks_support
 from dynaprof.cli.common import display_path, info, prepare_out_dir, write_files
 from dynaprof.model.store import SESSION_FILE, load_session
 from dynaprof.render.compare_report import render_compare
@@ -57,8 +58,15 @@ class CompareCommand:
         p.add_argument("--normalize", action="store_true",
                        help="compare shares of each run's total compile time instead of seconds")
         p.add_argument("--force", action="store_true", help="write into an existing non-empty DIR")
+        p.add_argument("--rank", type=int, metavar="N",
+                       help="multi-rank runs (torchrun): compare rank N only (default: every rank, rank by rank)")
 
     def run(self, args: argparse.Namespace) -> int:
+        if args.rank is not None:
+            args.base, args.new = ranks_support.pick_rank(args.base, args.rank), ranks_support.pick_rank(args.new,
+                                                                                                         args.rank)
+        elif ranks_support.is_multi_rank_dir(args.base) or ranks_support.is_multi_rank_dir(args.new):
+            return ranks_support.compare_ranks(args.base, args.new, args.output, args.normalize, args.force)
         base = load_session(args.base)
         new = load_session(args.new)
         names = (run_name(args.base), run_name(args.new))

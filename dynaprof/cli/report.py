@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from dynaprof.capture.journal import JOURNAL_FILE, read_journal
+from dynaprof.cli import ranks_support
 from dynaprof.cli.common import info, prepare_out_dir
 from dynaprof.cli.outputs import add_render_options, print_written, render_options, render_outputs
 from dynaprof.errors import DynaprofError
@@ -73,6 +74,8 @@ class ReportCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         options = render_options(args)
+        if ranks_support.is_multi_rank_dir(args.path):  # DIR/rank-N/ folders of a torchrun job
+            return ranks_support.report_multi_rank(args.path, options, args.output, args.force, args.quiet)
         session, source_dir, imported = load_any(args.path, args.strict)
         if args.output is not None:
             out_dir = prepare_out_dir(args.output, args.force)

@@ -11,6 +11,7 @@ from pathlib import Path
 from dynaprof.capture.child import ChildConfig
 from dynaprof.capture.journal import JOURNAL_FILE, read_journal
 from dynaprof.capture.launcher import launch
+from dynaprof.cli import ranks_support
 from dynaprof.cli.common import display_path, info, prepare_out_dir
 from dynaprof.cli.outputs import add_render_options, print_written, render_options, render_outputs
 from dynaprof.errors import DynaprofError
@@ -95,6 +96,12 @@ class RunCommand:
             "profiler crashes compiles that restart after a graph break)",
         )
         p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
+        p.add_argument(
+            "--nproc-per-node",
+            metavar="N",
+            help="run N ranks with torchrun (torch.distributed.run --standalone): one run folder per rank "
+            "in DIR/rank-<N>/ and a merged view in DIR/ranks.html (docs/multi-rank.md)",
+        )
         add_render_options(p)
         p.add_argument(
             "-m",
@@ -122,7 +129,13 @@ class RunCommand:
                 info(f"dynaprof: {why}; falling back to the builtin sampler")
                 args.sampler, args.rate, args.native = "builtin", 1000.0, False
         stem = Path(target).stem if kind == "script" else target.rsplit(".", 1)[-1]
-        run_dir = prepare_out_dir(args.output or default_run_dir(stem), args.force).resolve()
+        if args.nproc_per_node is not None:
+            return ranks_support.launch_ranks(args, args.output or default_run_dir(stem), kind, target, rest, options)
+        rank = ranks_support.current_rank()
+        if rank is not None:
+            run_dir = ranks_support.prepare_rank_dir(args.output, stem, args.force).resolve()
+        else:
+            run_dir = prepare_out_dir(args.output or default_run_dir(stem), args.force).resolve()
         journal = run_dir / JOURNAL_FILE
         if journal.exists():
             journal.unlink()
@@ -137,7 +150,7 @@ class RunCommand:
             cprofile_dir=str(run_dir / "cprofile") if args.cprofile else None,
             torch_trace_dir=str(args.torch_trace.resolve()) if args.torch_trace else None,
         )
-        if not args.quiet:
+        if not args.quiet and rank is None:
             info(f"dynaprof: profiling {target} -> {display_path(run_dir)}/")
         pyspy = None
         if args.sampler == "py-spy":
@@ -168,7 +181,9 @@ class RunCommand:
             pyspy.merge_into(session)
         written, render_notes = render_outputs(session, run_dir, options)
         journal.unlink(missing_ok=True)
-        if not args.quiet:
+        if rank is not None:
+            ranks_support.finish_rank(session, run_dir, render_notes, options, args.quiet)
+        elif not args.quiet:
             info("")
             sys.stderr.write(summary_text(session, options.max_rows))
             print_written(run_dir, written, render_notes)
