@@ -55,8 +55,10 @@ def one_line(text: str, limit: int = 160) -> str:
 
 
 def terminal_safe(text: str) -> str:
-    """User text for a terminal: no escape sequences or control characters, one line."""
-    return "".join(c if c.isprintable() else "?" for c in " ".join(text.split()))
+    """User text for a terminal: no escape sequences, control characters or bidi overrides
+    (str.isprintable is False for all of them), one line."""
+    flat = " ".join(text.split())
+    return flat if flat.isprintable() else "".join(c if c.isprintable() else "?" for c in flat)
 
 
 def table(headers: list[str], rows: list[list[str]], align: str = "") -> list[str]:

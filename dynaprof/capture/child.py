@@ -110,7 +110,7 @@ class Child:
                 "tid": threading.main_thread().ident,
             }
         )
-        os.register_at_fork(after_in_child=self.journal.disable)
+        os.register_at_fork(after_in_child=self._forked)
         atexit.register(self.finish)
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, self._on_sigterm)
@@ -199,6 +199,17 @@ class Child:
             }
         )
         self.journal.close()
+
+    def _forked(self) -> None:
+        """In a forked child: record nothing and write nothing into the parent's run folder
+        (forked children are not profiled; their compiles are not in the session)."""
+        self.journal.disable()
+        self.cprofile = None
+        self.sampler = None
+        self._finished = True
+        if self.recorder is not None:
+            self.recorder.on_window_start = lambda _tid: None
+            self.recorder.on_window_end = lambda _tid: None
 
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         self.exit_status = 128 + signum

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,12 +35,20 @@ class JournalWriter:
     def write(self, record: dict[str, Any]) -> None:
         if not self.enabled or os.getpid() != self._pid:
             return
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=_fallback)
+        try:
+            line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=_fallback)
+        except ValueError:  # e.g. a circular structure: drop the record, never the script
+            return
         with self._lock:
             if self._fh.closed:
                 return
-            self._fh.write(line + "\n")
-            self._fh.flush()
+            try:
+                self._fh.write(line + "\n")
+                self._fh.flush()
+            except OSError as e:  # disk full, I/O error: stop recording, let the script run on
+                self.enabled = False
+                sys.stderr.write(f"dynaprof: cannot write {self.path} ({e.strerror or e}); "
+                                 "profiling stopped, the script continues\n")
 
     def disable(self) -> None:
         self.enabled = False
@@ -47,7 +56,10 @@ class JournalWriter:
     def close(self) -> None:
         with self._lock:
             if not self._fh.closed:
-                self._fh.close()
+                try:
+                    self._fh.close()
+                except OSError:  # the flush on close can hit a full disk too
+                    pass
 
 
 def _fallback(obj: object) -> Any:

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from dynaprof import fmt
 from dynaprof.capture.child import ChildConfig
 from dynaprof.capture.journal import JOURNAL_FILE, read_journal
 from dynaprof.capture.launcher import launch
@@ -137,8 +138,10 @@ class RunCommand:
         else:
             run_dir = prepare_out_dir(args.output or default_run_dir(stem), args.force).resolve()
         journal = run_dir / JOURNAL_FILE
-        if journal.exists():
-            journal.unlink()
+        try:  # the child appends to it; check here that the folder takes writes at all
+            journal.write_bytes(b"")
+        except OSError as e:
+            raise DynaprofError(f"cannot write {journal}: {e.strerror or e}") from e
         cfg = ChildConfig(
             journal=str(journal),
             kind=kind,
@@ -151,7 +154,7 @@ class RunCommand:
             torch_trace_dir=str(args.torch_trace.resolve()) if args.torch_trace else None,
         )
         if not args.quiet and rank is None:
-            info(f"dynaprof: profiling {target} -> {display_path(run_dir)}/")
+            info(f"dynaprof: profiling {fmt.terminal_safe(target)} -> {fmt.terminal_safe(display_path(run_dir))}/")
         pyspy = None
         if args.sampler == "py-spy":
             from dynaprof.capture.pyspy import PySpy
@@ -179,7 +182,12 @@ class RunCommand:
             )
         if pyspy is not None:
             pyspy.merge_into(session)
-        written, render_notes = render_outputs(session, run_dir, options)
+        try:
+            written, render_notes = render_outputs(session, run_dir, options)
+        except DynaprofError as e:  # the script ran; its exit status is still what we return
+            info(f"dynaprof: error: {e.message}; the capture journal is kept: re-run "
+                 f"`dynaprof report {fmt.terminal_safe(display_path(run_dir))}` once there is space")
+            return result.exit_status
         journal.unlink(missing_ok=True)
         if rank is not None:
             ranks_support.finish_rank(session, run_dir, render_notes, options, args.quiet)

@@ -22,6 +22,7 @@ All ``ts`` are seconds since the run started.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -72,6 +73,35 @@ KEPT_METRICS = (
 )
 
 
+def _num(x: Any) -> float:
+    """A finite number (not a boolean), or ValueError: the record holding it is skipped."""
+    if type(x) not in (int, float) or not math.isfinite(x):
+        raise ValueError(f"not a number: {x!r}"[:80])
+    return float(x)
+
+
+def _int(x: Any) -> int:
+    if type(x) is not int:
+        raise ValueError(f"not an integer: {x!r}"[:80])
+    return x
+
+
+def _opt_int(x: Any) -> int | None:
+    return x if type(x) is int else None
+
+
+def _opt_num(x: Any) -> float | None:
+    return float(x) if type(x) in (int, float) and math.isfinite(x) else None
+
+
+def _opt_str(x: Any) -> str | None:
+    return x if isinstance(x, str) else None
+
+
+def _strs(x: Any) -> list[str]:
+    return [str(v) for v in x] if isinstance(x, list) else []
+
+
 @dataclass
 class ParentFacts:
     """What only the launching process knows."""
@@ -114,8 +144,10 @@ class _Builder:
         if handler is not None:
             try:
                 handler(r)
-            except (KeyError, TypeError, ValueError, IndexError) as e:
-                self.warnings.append(f"skipped a malformed {r.get('t')} record ({type(e).__name__}: {e})")
+            except Exception as e:  # a damaged record is skipped; the rest of the profile stays
+                self.warnings.append(
+                    f"skipped a malformed {str(r.get('t'))[:20]} record ({type(e).__name__}: {e})"[:300]
+                )
 
     def _on_start(self, r: dict[str, Any]) -> None:
         self.start = r
@@ -124,13 +156,13 @@ class _Builder:
         self.end = r
 
     def _on_torch(self, r: dict[str, Any]) -> None:
-        self.torch_version = r.get("version")
+        self.torch_version = _opt_str(r.get("version"))
 
     def _on_device(self, r: dict[str, Any]) -> None:
-        self.device = r.get("device")
+        self.device = _opt_str(r.get("device"))
 
     def _on_hooks(self, r: dict[str, Any]) -> None:
-        self.hooks = [str(h) for h in r.get("items", [])]
+        self.hooks = _strs(r.get("items"))
 
     def _on_warn(self, r: dict[str, Any]) -> None:
         msg = str(r.get("msg", ""))
@@ -139,9 +171,9 @@ class _Builder:
 
     def _on_fn(self, r: dict[str, Any]) -> None:
         for fid, name, filename, lineno, kind in r["items"]:
-            if int(fid) not in self.fn_ids:
-                self.fn_ids[int(fid)] = len(self.functions)
-                self.functions.append(FunctionRef(str(name), str(filename), int(lineno), str(kind)))
+            if _int(fid) not in self.fn_ids:
+                self.fn_ids[fid] = len(self.functions)
+                self.functions.append(FunctionRef(str(name), str(filename), _int(lineno), str(kind)))
 
     def _on_compile_start(self, r: dict[str, Any]) -> None:
         key = str(r["key"])
@@ -149,41 +181,45 @@ class _Builder:
             key=key,
             compile_id=str(r["cid"]),
             trace_id=str(r["cid"]),
-            generation=int(r.get("gen", 0)),
+            generation=_int(r.get("gen", 0)),
             name=str(r["name"]),
             filename=str(r["file"]),
-            lineno=int(r["line"]),
-            thread=int(r["tid"]),
+            lineno=_int(r["line"]),
+            thread=_int(r["tid"]),
             thread_name=str(r.get("thread_name", "")),
-            start_s=float(r["ts"]),
+            start_s=_num(r["ts"]),
             compile_time_s=None,
             status="unfinished",
-            call_site=[Location(str(n), str(f), int(ln)) for n, f, ln in r.get("call_site", [])],
+            call_site=[Location(str(n), str(f), _int(ln)) for n, f, ln in r.get("call_site", [])],
         )
 
     def _on_compile_end(self, r: dict[str, Any]) -> None:
         f = self.frames.get(str(r["key"]))
         if f is None:
             return
-        f.metrics["window_s"] = float(r["duration"])
+        duration = _num(r["duration"])
+        f.metrics["window_s"] = duration
         if f.compile_time_s is None:
-            f.compile_time_s = float(r["duration"])
-        f.restarts = max(f.restarts, int(r.get("attempt") or 0))
+            f.compile_time_s = duration
+        f.restarts = max(f.restarts, _opt_int(r.get("attempt")) or 0)
         if f.status == "unfinished":
             f.status = "ok"
         if r.get("exc"):
             f.metrics["exception"] = str(r["exc"])
-        if r.get("graph_breaks") is not None:
-            f.graph_breaks = int(r["graph_breaks"])
+        breaks = _opt_int(r.get("graph_breaks"))
+        if breaks is not None:
+            f.graph_breaks = max(0, breaks)
         sites = r.get("graph_break_sites") or []
         if sites:
-            f.graph_break_reasons = [GraphBreak(str(s["reason"]), s.get("file"), s.get("line")) for s in sites]
+            f.graph_break_reasons = [
+                GraphBreak(str(s["reason"]), _opt_str(s.get("file")), _opt_int(s.get("line"))) for s in sites
+            ]
         else:
             f.graph_break_reasons = [GraphBreak(str(g["reason"])) for g in r.get("graph_break_reasons", [])]
-        if r.get("graph_breaks") is None and sites:
+        if breaks is None and sites:
             f.graph_breaks = len(sites)
-        f.inlined_calls = r.get("inlines")
-        f.properties = [PropertyTrace(**p) for p in r.get("props", [])]
+        f.inlined_calls = _opt_int(r.get("inlines"))
+        f.properties = [_property(p) for p in r.get("props", [])]
         f.properties.sort(key=lambda p: -p.seconds)
 
     def _on_unfinished(self, r: dict[str, Any]) -> None:
@@ -192,10 +228,10 @@ class _Builder:
             f.status = "unfinished"
 
     def _on_span(self, r: dict[str, Any]) -> None:
-        key = r.get("key")
-        tid = int(r.get("tid", 0))
+        key = _opt_str(r.get("key"))
+        tid = _int(r.get("tid", 0))
         name = str(r["name"])
-        ts = float(r["ts"])
+        ts = _num(r["ts"])
         slot = (key, tid, name)
         if r.get("ph") == "B":
             self.open_spans.setdefault(slot, []).append(ts)
@@ -206,7 +242,8 @@ class _Builder:
         if not starts:
             return
         begin = starts.pop()
-        span = Span(name, begin, round(max(0.0, ts - begin), 6), tid, dict(r.get("args") or {}))
+        args = {str(k): v for k, v in (r.get("args") or {}).items() if _opt_num(v) is not None}
+        span = Span(name, begin, round(max(0.0, ts - begin), 6), tid, args)
         frame = self.frames.get(key) if key is not None else None
         if frame is None:
             self.run_spans.append(span)
@@ -223,10 +260,14 @@ class _Builder:
         if f is None:
             return
         m = r.get("m") or {}
-        if isinstance(r.get("attempt"), int):
-            f.restarts = max(f.restarts, r["attempt"])
-        if isinstance(m.get("entire_frame_compile_time_s"), (int, float)):
-            f.compile_time_s = float(m["entire_frame_compile_time_s"])
+        if not isinstance(m, dict):
+            raise ValueError("metrics are not an object")
+        attempt = _opt_int(r.get("attempt"))
+        if attempt is not None:
+            f.restarts = max(f.restarts, attempt)
+        compile_s = _opt_num(m.get("entire_frame_compile_time_s"))
+        if compile_s is not None:
+            f.compile_time_s = compile_s
         reasons = m.get("restart_reasons")
         if isinstance(reasons, list):
             f.restart_reasons = [str(x) for x in reasons]
@@ -237,13 +278,11 @@ class _Builder:
             ("graph_input_count", "graph_input_count"),
             ("ir_count", "ir_count"),
         ):
-            if isinstance(m.get(name), int):
+            if _opt_int(m.get(name)) is not None:
                 setattr(f, attr, m[name])
         f.guards.count = f.guard_count
-        if isinstance(m.get("shape_env_guard_count"), int):
-            f.guards.shape_env_count = m["shape_env_guard_count"]
-        if isinstance(m.get("guard_latency_us"), (int, float)):
-            f.guards.latency_us = float(m["guard_latency_us"])
+        f.guards.shape_env_count = _opt_int(m.get("shape_env_guard_count"))
+        f.guards.latency_us = _opt_num(m.get("guard_latency_us"))
         if m.get("recompile_reason"):
             f.recompile_reason = str(m["recompile_reason"])
         if m.get("fail_type"):
@@ -251,8 +290,9 @@ class _Builder:
             f.fail_type = str(m["fail_type"])
             f.fail_reason = str(m.get("fail_reason") or "")
         for name in KEPT_METRICS:
-            if name in m and m[name] is not None:
-                f.metrics[name] = m[name]
+            v = m.get(name)
+            if isinstance(v, (str, bool)) or _opt_num(v) is not None:
+                f.metrics[name] = v
 
     def _on_guards(self, r: dict[str, Any]) -> None:
         f = self.frames.get(str(r.get("key")))
@@ -260,35 +300,59 @@ class _Builder:
             return
         g = f.guards
         for name in ("tree_leaf_count", "tree_manager_count", "tree_depth", "code_text_chars", "code_text_lines"):
-            if isinstance(r.get(name), int):
+            if _opt_int(r.get(name)) is not None:
                 setattr(g, name, r[name])
         if isinstance(r.get("sources"), dict):
-            g.sources = {str(k): int(v) for k, v in r["sources"].items()}
+            g.sources = {str(k): v for k, v in r["sources"].items() if type(v) is int}
 
     def _ids(self, raw: Iterable[Any]) -> tuple[int, ...]:
-        return tuple(self.fn_ids[int(i)] for i in raw)
+        return tuple(self.fn_ids[_int(i)] for i in raw)
 
     def _on_stacks(self, r: dict[str, Any]) -> None:
         for key, attempt, tid, compiler, traced, n, secs in r["items"]:
-            k = (key, int(attempt), int(tid), self._ids(compiler), self._ids(traced))
+            k = (_opt_str(key), _int(attempt), _int(tid), self._ids(compiler), self._ids(traced))
+            count, seconds = _int(n), _num(secs)
             cur = self.stacks.setdefault(k, [0, 0.0])
-            cur[0] += int(n)
-            cur[1] += float(secs)
+            cur[0] += count
+            cur[1] += seconds
 
     def _on_inline(self, r: dict[str, Any]) -> None:
         for path, calls, secs in r["items"]:
-            k = (r.get("key"), self._ids(path))
+            k = (_opt_str(r.get("key")), self._ids(path))
+            n, seconds = _int(calls), _num(secs)
             cur = self.inline.setdefault(k, [0, 0.0])
-            cur[0] += int(calls)
-            cur[1] += float(secs)
+            cur[0] += n
+            cur[1] += seconds
 
     def _on_sampler(self, r: dict[str, Any]) -> None:
-        self.sampler = r
-        for note in r.get("notes", []):
+        self.sampler = {
+            "source": _opt_str(r.get("source")),
+            "seconds": _opt_num(r.get("seconds")),
+            "requested_hz": _opt_num(r.get("requested_hz")),
+        }
+        for note in _strs(r.get("notes")):
             self._on_warn({"msg": note})
 
     def _on_cprofile(self, r: dict[str, Any]) -> None:
-        self.cprofile = r
+        files = r.get("files")
+        self.cprofile = {
+            "files": {str(k): v for k, v in files.items() if isinstance(v, str)} if isinstance(files, dict) else {},
+            "merged": _opt_str(r.get("merged")),
+        }
+
+
+def _property(p: dict[str, Any]) -> PropertyTrace:
+    return PropertyTrace(
+        str(p["label"]),
+        str(p["owner"]),
+        str(p["name"]),
+        str(p["getter_file"]),
+        _int(p["getter_line"]),
+        bool(p["parametrized"]),
+        _int(p["count"]),
+        _int(p["instances"]),
+        _num(p["seconds"]),
+    )
 
 
 def assemble(records: Iterable[dict[str, Any] | None], facts: ParentFacts) -> Session:
@@ -304,11 +368,11 @@ def assemble(records: Iterable[dict[str, Any] | None], facts: ParentFacts) -> Se
 def _session(b: _Builder, facts: ParentFacts) -> Session:
     start = b.start
     complete = b.end is not None
-    exit_status = facts.exit_status if facts.exit_status is not None else (b.end or {}).get("exit_status")
+    exit_status = facts.exit_status if facts.exit_status is not None else _opt_int((b.end or {}).get("exit_status"))
     if facts.signal is not None and (b.end or {}).get("reason") != "signal":
         reason = "signal"
     elif b.end is not None:
-        reason = str(b.end.get("reason", "exited"))
+        reason = _opt_str(b.end.get("reason")) or "exited"
     else:
         reason = "lost"  # ended without cleanup: os._exit, a crash, or killed
     warnings = list(facts.notes) + b.warnings
@@ -332,10 +396,10 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
     if facts.sampler != "none" and (b.sampler is not None or stacks):
         count = sum(s.samples for s in stacks)
         secs = sum(s.seconds for s in stacks)
-        window = float((b.sampler or {}).get("seconds") or 0.0)
-        requested = float(facts.requested_hz or (b.sampler or {}).get("requested_hz") or 0.0)
+        window = (b.sampler or {}).get("seconds") or 0.0
+        requested = facts.requested_hz or (b.sampler or {}).get("requested_hz") or 0.0
         samples = Samples(
-            str((b.sampler or {}).get("source", facts.sampler)),
+            (b.sampler or {}).get("source") or facts.sampler,
             requested,
             round(count / window, 1) if window > 0 else None,
             count,
@@ -352,26 +416,26 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
                 b.frames[key].cprofile = rel
         if b.cprofile.get("merged"):
             artifacts["cprofile"] = os.path.relpath(b.cprofile["merged"], facts.run_dir)
-    wall = facts.wall_s if facts.wall_s is not None else (b.end or {}).get("ts")
+    wall = facts.wall_s if facts.wall_s is not None else _opt_num((b.end or {}).get("ts"))
     run = RunInfo(
         command=facts.command,
-        target=str(start.get("target", "?")),
-        argv=[str(a) for a in start.get("argv", [])],
-        cwd=str(start.get("cwd", "")),
-        python_version=str(start.get("python", "")),
+        target=_opt_str(start.get("target")) or "?",
+        argv=_strs(start.get("argv")),
+        cwd=_opt_str(start.get("cwd")) or "",
+        python_version=_opt_str(start.get("python")) or "",
         torch_version=b.torch_version,
-        dynaprof_version=str(start.get("dynaprof", __version__)),
-        platform=str(start.get("platform", "")),
-        hostname=str(start.get("hostname", "")),
+        dynaprof_version=_opt_str(start.get("dynaprof")) or __version__,
+        platform=_opt_str(start.get("platform")) or "",
+        hostname=_opt_str(start.get("hostname")) or "",
         device=b.device,
         start_time=_iso(start.get("epoch_ns")),
         wall_s=wall,
         exit_status=exit_status,
         end_reason=reason,
         complete=complete and facts.signal is None,
-        pid=start.get("pid"),
-        rank=start.get("rank"),
-        world_size=start.get("world_size"),
+        pid=_opt_int(start.get("pid")),
+        rank=_opt_int(start.get("rank")),
+        world_size=_opt_int(start.get("world_size")),
     )
     capture = CaptureInfo(
         sampler=facts.sampler,
@@ -384,7 +448,7 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
     )
     spans = list(b.run_spans)
     if wall is not None:
-        spans.insert(0, Span("script", 0.0, float(wall), int(start.get("tid") or 0)))
+        spans.insert(0, Span("script", 0.0, float(wall), _opt_int(start.get("tid")) or 0))
     session = Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
     apply_attribution(session)
     return session
@@ -393,6 +457,10 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
 def _iso(epoch_ns: Any) -> str:
     import datetime
 
-    if not isinstance(epoch_ns, int):
+    if type(epoch_ns) is not int:
         return ""
-    return datetime.datetime.fromtimestamp(epoch_ns / 1e9, tz=datetime.timezone.utc).isoformat(timespec="milliseconds")
+    try:
+        stamp = datetime.datetime.fromtimestamp(epoch_ns / 1e9, tz=datetime.timezone.utc)
+    except (OverflowError, ValueError, OSError):
+        return ""
+    return stamp.isoformat(timespec="milliseconds")

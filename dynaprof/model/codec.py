@@ -151,9 +151,14 @@ def _compiled(tp: Any) -> Decoder:
 
         def number(v: Any) -> Any:
             if type(v) is float:
+                if not math.isfinite(v):
+                    raise _Bad
                 return v
             if type(v) is int:
-                return float(v)
+                try:
+                    return float(v)
+                except OverflowError:
+                    raise _Bad from None
             raise _Bad
 
         return number
@@ -214,7 +219,13 @@ def _decode(tp: Any, value: Any, path: str) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise DecodeError(path, f"expected a number, got {_kind(value)}")
-        return float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            raise DecodeError(path, "number out of range") from None
+        if not math.isfinite(number):
+            raise DecodeError(path, "number out of range")
+        return number
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise DecodeError(path, f"expected an integer, got {_kind(value)}")

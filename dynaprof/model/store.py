@@ -75,13 +75,19 @@ def load_session(path: Path) -> Session:
     return session_from_text(text, str(file))
 
 
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not a number JSON allows")
+
+
 def session_from_text(text: str, where: str = "session.json") -> Session:
     try:
-        data: Any = json.loads(text)
+        data: Any = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as e:
         raise SessionError(f"{where}: not valid JSON (line {e.lineno}: {e.msg}); is the file truncated?") from None
     except RecursionError:
         raise SessionError(f"{where}: JSON nested too deeply") from None
+    except ValueError as e:  # NaN/Infinity, or an integer too long to convert
+        raise SessionError(f"{where}: not valid session JSON ({e})") from None
     if not isinstance(data, dict) or "schema_version" not in data:
         raise SessionError(f"{where}: not a dynaprof session (no schema_version)")
     version = data["schema_version"]

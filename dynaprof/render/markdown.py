@@ -33,7 +33,8 @@ def md_escape(text: object, limit: int | None = CELL_CHARS) -> str:
     """User text as inert Markdown on one line: whitespace collapsed (newlines become spaces),
     cut to ``limit`` characters, HTML-significant characters as entities, Markdown punctuation
     (table pipes, backticks, emphasis, links, mentions, math) backslash-escaped."""
-    flat = fmt.one_line(str(text), limit) if limit else " ".join(str(text).split())
+    flat = fmt.terminal_safe(str(text))  # no control characters or bidi overrides: `cat` replays them
+    flat = fmt.one_line(flat, limit) if limit else flat
     flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     flat = _MD_PUNCT.sub(r"\\\1", flat)
     return _LEADING.sub(r"\1\\\2", flat)  # "- x", "1. x" would start a list
