@@ -129,3 +129,14 @@ def test_parametrization_attribution_matches_the_compile_time_difference(tmp_pat
     # wide bounds: timings on shared CI machines are noisy; the benchmark measures the real figure
     assert 0.4 * diff < sampled < 1.8 * diff
     assert 0.4 * diff < exact < 1.8 * diff
+
+
+def test_lora_sample_names_the_adapted_weights(tmp_path: Path) -> None:
+    r = profile(tmp_path, [str(SAMPLES / "lora_transformer.py"), "--layers", "2", "--dim", "64"])
+    assert r.returncode == 0, r.stderr
+    s = load_session(r.run_dir)
+    (f,) = s.frames
+    props = {p.label: p for p in f.properties if p.parametrized}
+    assert set(props) == {"Linear.weight"} and props["Linear.weight"].instances == 8
+    assert s.attribution["parametrization"] > 0
+    assert "8 parametrized properties (Linear.weight x8)" in r.stderr
