@@ -30,7 +30,9 @@ def test_seed_parametrized_has_one_forward_frame_and_many_more_guards(seed_runs:
     # facts torch 2.13 exposes are known, not guessed
     assert fp.inlined_calls and fp.inlined_calls > 10 * (fq.inlined_calls or 1)
     assert fp.ir_count and fp.guards.tree_leaf_count and fp.guards.code_text_chars
-    assert fp.guards.tree_leaf_count > fq.guards.tree_leaf_count  # type: ignore[operator]
+    # the C++ guard tree: ~1,400 leaf guards vs ~280 on torch 2.13 (each shared guard counted once)
+    assert fp.guards.tree_leaf_count >= 3 * fq.guards.tree_leaf_count  # type: ignore[operator]
+    assert fp.guards.tree_manager_count and fp.guards.tree_depth and fp.guards.tree_depth > fq.guards.tree_depth
     assert "bytecode_tracing" in fp.phases and "build_guards" in fp.phases
     assert fp.compile_time_s and fp.compile_time_s > 0
     assert sp.run.torch_version and sp.run.device == "cpu" and sp.run.exit_status == 0 and sp.run.complete

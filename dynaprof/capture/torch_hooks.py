@@ -160,23 +160,26 @@ def guard_stats(gm: Any) -> dict[str, Any]:
     stats: dict[str, Any] = {}
     root = getattr(gm, "root", None)
     if root is not None and hasattr(root, "get_leaf_guards"):
-        leaves: set[int] = set()
+        # keyed by id() but holding the objects: pybind hands out the same wrapper for a shared
+        # (relational) guard, which is what must be counted once; a freed wrapper's id could be
+        # reused by the next one and undercount the rest
+        leaves: dict[int, Any] = {}
         managers = 0
         depth = 0
-        todo: list[tuple[Any, int]] = [(root, 1)]
+        todo: list[tuple[Any, int]] = [(root, 0)]  # depth: levels below the root
         while todo:
             mgr, d = todo.pop()
             managers += 1
             depth = max(depth, d)
             for leaf in mgr.get_leaf_guards():
-                leaves.add(id(leaf))
+                leaves[id(leaf)] = leaf
             children = list(mgr.get_child_managers())
             if hasattr(mgr, "get_key_value_managers"):
                 for pair in mgr.get_key_value_managers().values():
                     children.extend(x for x in pair if x is not None)
             todo.extend((c, d + 1) for c in children)
         if hasattr(root, "get_epilogue_lambda_guards"):
-            leaves.update(id(g) for g in root.get_epilogue_lambda_guards())
+            leaves.update((id(g), g) for g in root.get_epilogue_lambda_guards())
         stats.update(tree_leaf_count=len(leaves), tree_manager_count=managers, tree_depth=depth)
     try:
         text = str(gm)
