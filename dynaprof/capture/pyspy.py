@@ -77,6 +77,7 @@ class PySpy:
             "-o",
             str(self.out),
             "--idle",
+            "--subprocesses",  # Inductor's compile workers
         ]
         if self.rate > 200:
             cmd.append("--nonblocking")
@@ -121,7 +122,8 @@ class PySpy:
             session.capture.warnings.append(f"cannot read py-spy output {self.out}: {e}")
             return
         intervals = _intervals(events if isinstance(events, list) else [])
-        stacks = _assign(session, intervals, self.rate, (self.attach_ns - _epoch_ns(session)) / 1e9)
+        workers: dict[int, float] = {}
+        stacks = _assign(session, intervals, self.rate, (self.attach_ns - _epoch_ns(session)) / 1e9, workers)
         err = self.counts[1] if self.counts else 0
         window = sum(f.compile_time_s or 0.0 for f in session.frames)
         samples = sum(s.samples for s in stacks)
@@ -135,6 +137,12 @@ class PySpy:
             stacks,
         )
         session.artifacts["pyspy_trace"] = OUTPUT
+        if workers:
+            session.capture.warnings.append(
+                f"py-spy also sampled {len(workers)} compile worker process(es): {sum(workers.values()):.1f} s of "
+                "their busy time fell inside compiles (parallel work, not part of the compile's wall time, so not "
+                f"in the attribution); open {OUTPUT} in Perfetto to see it"
+            )
         session.capture.warnings.append(
             "py-spy sampler: compiler view only (it cannot read frame locals, so "
             "the traced-code view and parametrization detection need --sampler builtin)"
@@ -151,21 +159,44 @@ def _epoch_ns(session: Session) -> int:
         return 0
 
 
-Interval = tuple[int, float, float, tuple[tuple[str, str, int], ...]]
+Interval = tuple[int, int, float, float, tuple[tuple[str, str, int], ...]]
+
+#: leaf functions of a thread that is waiting, not working (py-spy runs with --idle so the
+#: compiling thread's waits on compiler subprocesses count; an idle worker's do not)
+_IDLE_LEAVES = {
+    "wait",
+    "_wait",
+    "select",
+    "poll",
+    "epoll",
+    "read",
+    "recv",
+    "recv_into",
+    "_recv",
+    "_recv_bytes",
+    "accept",
+    "acquire",
+    "sleep",
+    "get",
+    "_worker",
+    "_wait_for_tstate_lock",
+    "readinto",
+}
 
 
 def _intervals(events: list[dict[str, Any]]) -> list[Interval]:
-    """(tid, start s, end s, stack) for every stretch where a thread's stack stayed the same."""
-    open_: dict[int, list[tuple[str, str, int]]] = {}
-    last: dict[int, float] = {}
+    """(pid, tid, start s, end s, stack) for every stretch where a thread's stack stayed the same."""
+    open_: dict[tuple[int, int], list[tuple[str, str, int]]] = {}
+    last: dict[tuple[int, int], float] = {}
     out: list[Interval] = []
     for ev in sorted(events, key=lambda e: (e.get("ts", 0), 0 if e.get("ph") == "E" else 1)):
-        tid = int(ev.get("tid", 0))
+        pid, tid = int(ev.get("pid", 0)), int(ev.get("tid", 0))
+        thread = (pid, tid)
         ts = float(ev.get("ts", 0)) / 1e6
-        stack = open_.setdefault(tid, [])
-        if stack and tid in last and ts > last[tid]:
-            out.append((tid, last[tid], ts, tuple(stack)))
-        last[tid] = ts
+        stack = open_.setdefault(thread, [])
+        if stack and thread in last and ts > last[thread]:
+            out.append((pid, tid, last[thread], ts, tuple(stack)))
+        last[thread] = ts
         args = ev.get("args") or {}
         name = str(ev.get("name", "?"))
         if name.startswith("thread (") or name.startswith("process "):
@@ -177,7 +208,11 @@ def _intervals(events: list[dict[str, Any]]) -> list[Interval]:
     return out
 
 
-def _assign(session: Session, intervals: list[Interval], rate: float, attach_offset: float) -> list[Stack]:
+def _assign(
+    session: Session, intervals: list[Interval], rate: float, attach_offset: float, workers: dict[int, float]
+) -> list[Stack]:
+    """Samples of the profiled process's compiling threads as session stacks; busy seconds of
+    other processes (compile workers) during compiles go into ``workers`` by pid."""
     index: dict[tuple[str, str, str], int] = {}
     for i, fn in enumerate(session.functions):
         index[(fn.name, fn.filename, fn.kind)] = i
@@ -193,21 +228,32 @@ def _assign(session: Session, intervals: list[Interval], rate: float, attach_off
     def compiling(stack: tuple[tuple[str, str, int], ...]) -> bool:
         return any(n.endswith(_COMPILE_FRAME[0]) and f.endswith(_COMPILE_FRAME[1]) for n, f, _ in stack)
 
+    main_pid = session.run.pid
     frames_by_tid: dict[int, list[CompiledFrame]] = {}
     for f in session.frames:
         frames_by_tid.setdefault(f.thread, []).append(f)
     # align py-spy's clock on the first compile it saw, per thread; else on the attach time
     offset = attach_offset
     for tid, fl in frames_by_tid.items():
-        first = next((iv for iv in intervals if iv[0] == tid and compiling(iv[3])), None)
+        first = next((iv for iv in intervals if iv[1] == tid and compiling(iv[4])), None)
         if first is not None:
-            offset = min(fl, key=lambda f: f.start_s).start_s - first[1]
+            offset = min(fl, key=lambda f: f.start_s).start_s - first[2]
             break
     agg: dict[tuple[Any, ...], list[float]] = {}
-    for tid, t0, t1, stack in intervals:
+    for pid, tid, t0, t1, stack in intervals:
+        mid = (t0 + t1) / 2 + offset
+        if main_pid is not None and pid != main_pid:
+            # a compile worker process (Inductor's subprocess pool): its busy time runs in
+            # parallel with the compile, so it is reported beside the wall-time attribution
+            if (
+                stack
+                and stack[-1][0].rsplit(".", 1)[-1] not in _IDLE_LEAVES
+                and any(f.start_s <= mid <= f.start_s + (f.compile_time_s or 0.0) for f in session.frames)
+            ):
+                workers[pid] = workers.get(pid, 0.0) + (t1 - t0)
+            continue
         if not compiling(stack):
             continue
-        mid = (t0 + t1) / 2 + offset
         frame = None
         for f in frames_by_tid.get(tid, []):
             inside = f.start_s - 0.005 <= mid <= f.start_s + (f.compile_time_s or 0.0) + 0.005
