@@ -7,19 +7,17 @@ import math
 import pytest
 
 from dynaprof.analysis.attribution import stack_categories
+from dynaprof.analysis.stack_diff import diff_paths, diff_trees, portable_tree
 from dynaprof.analysis.stacks import (
     NOT_TRACING,
     ROOT_ALL,
     StackNode,
     build_tree,
-    diff_paths,
-    diff_trees,
     display_name,
     folded_label,
     folded_lines,
     frames_with_samples,
     parse_folded,
-    portable_tree,
     safe_key,
     short_filename,
     tree_from_folded,
@@ -244,7 +242,7 @@ def test_short_filename_and_display_names() -> None:
 
 
 def test_pruned_tree_matches_the_full_tree_above_the_threshold() -> None:
-    from dynaprof.analysis.stacks import build_pruned_tree
+    from dynaprof.analysis.pruned_tree import build_pruned_tree
 
     s = seed_session()
     for view in ("compiler", "traced"):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import gc
 import re
-from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -254,91 +253,6 @@ def _build_tree(session: Session, view: View, frame: str | None, categories: Seq
     return root
 
 
-def build_pruned_tree(
-    session: Session,
-    view: View,
-    frame: str | None,
-    min_width: float,
-    *,
-    categories: Sequence[str] | None = None,
-) -> tuple[StackNode, int, float]:
-    """The sampled tree of ``view`` keeping only nodes of at least ``min_width`` of the total,
-    with (number of pruned subtrees, their seconds). For drawing big sessions: the stacks are
-    sorted once and each node's weight comes from prefix sums, so the cost follows the drawn
-    nodes (times log n), not the total length of all stacks."""
-    if view == "inline":
-        raise ValueError("the inline view has no per-sample stacks; use build_tree")
-    root = root_label(session, frame)
-    if session.samples is None:
-        return root, 0, 0.0
-    cats = stack_categories(session) if categories is None else categories
-    stacks = session.samples.stacks
-    indices = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
-    keys: list[NodeKey] = [_fkey(f) for f in session.functions]
-    synthetic: dict[str, int] = {}
-
-    def synth(name: str) -> int:  # synthetic frames get negative ids
-        if name not in synthetic:
-            synthetic[name] = -1 - len(synthetic)
-        return synthetic[name]
-
-    rows: list[tuple[tuple[int, ...], float, int, str]] = []
-    for i in indices:
-        st, cat = stacks[i], cats[i]
-        ids = st.compiler if view == "compiler" else st.traced
-        if ids:
-            path = tuple(ids)
-        elif view == "compiler":
-            path = (synth(NO_COMPILER_STACK),)
-        else:
-            path = (synth(NOT_TRACING), synth(f"[{CATEGORY_LABELS.get(cat, cat)}]"))
-        rows.append((path, st.seconds, st.samples, cat))
-    rows.sort(key=lambda r: r[0])
-    synth_keys = {v: _synthetic(k) for k, v in synthetic.items()}
-    n = len(rows)
-    cum_s, cum_n = [0.0] * (n + 1), [0] * (n + 1)
-    cum_c: dict[str, list[float]] = {}
-    for j, (_, secs, cnt, _cat) in enumerate(rows):
-        cum_s[j + 1] = cum_s[j] + secs
-        cum_n[j + 1] = cum_n[j] + cnt
-    for cat in {r[3] for r in rows}:
-        acc, c = [0.0] * (n + 1), 0.0
-        for j, r in enumerate(rows):
-            c += r[1] if r[3] == cat else 0.0
-            acc[j + 1] = c
-        cum_c[cat] = acc
-
-    def fill(node: StackNode, lo: int, hi: int) -> None:
-        node.seconds = cum_s[hi] - cum_s[lo]
-        node.samples = cum_n[hi] - cum_n[lo]
-        node.categories = {c: v[hi] - v[lo] for c, v in cum_c.items() if v[hi] - v[lo] > 0}
-
-    fill(root, 0, n)
-    threshold = min_width * root.seconds
-    pruned, pruned_s = 0, 0.0
-    todo: list[tuple[StackNode, int, int, int]] = [(root, 0, n, 0)]
-    while todo:
-        node, lo, hi, depth = todo.pop()
-        j = lo
-        while j < hi and len(rows[j][0]) == depth:  # stacks ending exactly here (sorted first)
-            node.self_seconds += rows[j][1]
-            node.self_samples += rows[j][2]
-            j += 1
-        while j < hi:
-            head = rows[j][0][depth]
-            end = bisect_right(rows, (*rows[j][0][:depth], head), lo=j, hi=hi, key=lambda r: r[0][: depth + 1])
-            weight = cum_s[end] - cum_s[j]
-            if weight >= threshold and weight > 0:
-                child = node.child(synth_keys[head] if head < 0 else keys[head])
-                fill(child, j, end)
-                todo.append((child, j, end, depth + 1))
-            elif weight > 0:
-                pruned += 1
-                pruned_s += weight
-            j = end
-    return root, pruned, pruned_s
-
-
 _BY_FRAME: list[tuple[object, int, dict[str, list[int]]]] = []
 
 
@@ -479,100 +393,6 @@ def tree_from_folded(text: str, unit: Literal["us", "samples"] = "us", root_name
             else:
                 root.add_path(path, 0.0, int(value))
     return root
-
-
-# ---------------------------------------------------------------------------------------------
-# differential trees
-
-
-@dataclass(slots=True)
-class DiffNode:
-    """A node of the union of two trees, with its inclusive seconds in each (0.0 when absent)."""
-
-    name: str
-    filename: str = ""
-    lineno: int = 0
-    kind: str = "root"
-    base_s: float = 0.0
-    new_s: float = 0.0
-    base_samples: int = 0
-    new_samples: int = 0
-    children: dict[NodeKey, DiffNode] = field(default_factory=dict)
-
-    @property
-    def delta_s(self) -> float:
-        return self.new_s - self.base_s
-
-    def sorted_children(self) -> list[DiffNode]:
-        return [self.children[k] for k in sorted(self.children)]
-
-    def walk(self) -> Iterator[tuple[int, DiffNode]]:
-        todo: list[tuple[int, DiffNode]] = [(0, self)]
-        while todo:
-            depth, node = todo.pop()
-            yield depth, node
-            todo.extend((depth + 1, c) for c in reversed(node.sorted_children()))
-
-
-def portable_tree(root: StackNode) -> StackNode:
-    """A copy with children keyed by (name, short file name, kind): line numbers and install
-    prefixes dropped, merging what differs only by them, so that trees from two environments or
-    torch versions line up."""
-    out = StackNode(root.name, root.filename, root.lineno, root.kind)
-    todo: list[tuple[StackNode, StackNode]] = [(root, out)]
-    with paused_gc():
-        while todo:
-            src, dst = todo.pop()
-            dst.seconds += src.seconds
-            dst.samples += src.samples
-            dst.self_seconds += src.self_seconds
-            dst.self_samples += src.self_samples
-            for cat, v in src.categories.items():
-                dst.categories[cat] = dst.categories.get(cat, 0.0) + v
-            for c in src.children.values():
-                todo.append((c, dst.child((c.name, short_filename(c.filename), 0, c.kind))))
-    return out
-
-
-def diff_trees(base: StackNode, new: StackNode, *, portable: bool = True) -> DiffNode:
-    """Union of two trees by call path; the roots are matched whatever their names. With
-    ``portable`` (default) frames match by name, short file name and kind (:func:`portable_tree`)."""
-    if portable:
-        base, new = portable_tree(base), portable_tree(new)
-    root = DiffNode(new.name, new.filename, new.lineno, new.kind)
-    todo: list[tuple[DiffNode, StackNode | None, StackNode | None]] = [(root, base, new)]
-    with paused_gc():
-        _fill_diff(todo)
-    return root
-
-
-def _fill_diff(todo: list[tuple[DiffNode, StackNode | None, StackNode | None]]) -> None:
-    while todo:
-        d, b, n = todo.pop()
-        if b is not None:
-            d.base_s, d.base_samples = b.seconds, b.samples
-        if n is not None:
-            d.new_s, d.new_samples = n.seconds, n.samples
-        keys = set(b.children if b is not None else ()) | set(n.children if n is not None else ())
-        for k in sorted(keys):
-            child = DiffNode(*k)
-            d.children[k] = child
-            todo.append(
-                (child, b.children.get(k) if b is not None else None, n.children.get(k) if n is not None else None)
-            )
-
-
-def diff_paths(base: StackNode, new: StackNode, *, portable: bool = True) -> dict[tuple[str, ...], tuple[float, float]]:
-    """(base_s, new_s) per call path (folded labels below the root; the root is ``()``)."""
-    out: dict[tuple[str, ...], tuple[float, float]] = {}
-    todo: list[tuple[tuple[str, ...], DiffNode]] = [((), diff_trees(base, new, portable=portable))]
-    while todo:
-        path, node = todo.pop()
-        out[path] = (node.base_s, node.new_s)
-        for c in node.children.values():
-            label = folded_label(StackNode(c.name, c.filename, c.lineno, c.kind))
-            todo.append(((*path, label), c))
-    return out
 
 
 def safe_key(key: str) -> str:

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dynaprof.analysis.attribution import stack_categories
+from dynaprof.analysis.pruned_tree import build_pruned_tree
 from dynaprof.analysis.stacks import (
     VIEWS,
     StackNode,
     View,
-    build_pruned_tree,
     build_tree,
     clean_text,
     display_name,

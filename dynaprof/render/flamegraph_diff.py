@@ -15,7 +15,8 @@ when the two runs had different sampling rates or amounts of work).
 
 from __future__ import annotations
 
-from dynaprof.analysis.stacks import DiffNode, StackNode, diff_trees, display_name, location
+from dynaprof.analysis.stack_diff import DiffNode, diff_trees
+from dynaprof.analysis.stacks import StackNode, display_name, location
 from dynaprof.render.base import RenderOptions
 from dynaprof.render.flamegraph_layout import Layout, layout
 from dynaprof.render.flamegraph_svg import Frame, Panel, diff_colour, svg_document
