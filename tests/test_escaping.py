@@ -26,6 +26,7 @@ import pytest
 
 from dynaprof.model import Session, load_session
 from tests.conftest import CliResult, profile
+from tests.test_markdown import tables as markdown_tables
 
 pytestmark = pytest.mark.torch
 
@@ -283,15 +284,7 @@ def _check_markdown(path: Path) -> None:
     for bad in ("<img", "<script", "<b>", "</svg"):
         assert bad not in body, f"{path.name}: raw {bad!r} outside a code block"
     assert "&lt;img src=x" in body, f"{path.name}: the hostile name is not shown"
-    tables, current = [], []  # blocks of consecutive table rows
-    for line in outside_fences:
-        if line.startswith("|"):
-            current.append(line)
-        elif current:
-            tables.append(current)
-            current = []
-    if current:
-        tables.append(current)
+    tables = markdown_tables(body)
     assert tables
     for table in tables:
         widths = {_md_cells(row) for row in table}

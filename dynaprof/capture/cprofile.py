@@ -20,11 +20,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-
-def safe_name(key: str) -> str:
-    """A frame key as a file name: 0/0#1 -> 0_0-1 (same rule as dynaprof.analysis.stacks)."""
-    out = key.replace("/", "_").replace("#", "-").replace("~", "-").replace("!", "ca")
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in out)
+from dynaprof.analysis.stacks import safe_key  # the same file names as the per-compile graphs
 
 
 class CompileProfiler:
@@ -64,7 +60,7 @@ class CompileProfiler:
         if prof is not None:
             prof.disable()
             if key is not None:
-                path = os.path.join(self.out_dir, f"{safe_name(key)}.prof")
+                path = os.path.join(self.out_dir, f"{safe_key(key)}.prof")
                 prof.dump_stats(path)
                 self._files[key] = path
         elif self.torch_cprofile and key is not None:
@@ -76,7 +72,7 @@ class CompileProfiler:
         if not candidates:
             return
         newest = max(candidates, key=os.path.getmtime)
-        path = os.path.join(self.out_dir, f"{safe_name(key)}.prof")
+        path = os.path.join(self.out_dir, f"{safe_key(key)}.prof")
         try:
             shutil.copyfile(newest, path)
             self._files[key] = path

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import pstats
 import sys
 import time
 from pathlib import Path
 
 from dynaprof.analysis.attribution import apply_attribution
+from dynaprof.analysis.pstats_tools import load_table
 from dynaprof.cli.common import display_path, info, write_files
 from dynaprof.errors import DynaprofError
 from dynaprof.model.session import Session
@@ -71,11 +71,10 @@ def load_cprofile(session: Session, run_dir: Path) -> tuple[dict[str, PStatsTabl
     for key, rel in wanted.items():
         if not rel:
             continue
-        path = run_dir / rel
         try:
-            tables[key] = pstats.Stats(str(path)).stats  # type: ignore[attr-defined]
-        except Exception as e:
-            notes.append(f"cannot read cProfile data {path}: {type(e).__name__}")
+            tables[key] = load_table(run_dir / rel)
+        except DynaprofError as e:  # the rest of the outputs still render
+            notes.append(e.message)
     return tables, notes
 
 
