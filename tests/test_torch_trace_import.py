@@ -7,6 +7,7 @@ Fixtures are in tests/data/torch_trace/ (README.md there says how each was made)
 from __future__ import annotations
 
 import gzip
+import hashlib
 import importlib.util
 import json
 import os
@@ -168,9 +169,11 @@ def test_truncated_inside_payload_and_gzip(tmp_path: Path) -> None:
 
 def test_unknown_event_types_are_counted(tmp_path: Path) -> None:
     lines = _lines("one_frame.log")
+    at = next(i for i in range(5, len(lines)) if not lines[i].startswith(b"\t"))  # a record boundary
     extra = [b'V1130 20:00:36.841000 1 torch/x.py:1] {"create_symbol": {"symbol": "s0"}, "frame_id": 0}\n'] * 3
-    extra.append(b'V1130 20:00:36.841000 1 torch/x.py:1] {"new_thing": {}}\n\tpayload line\n')
-    (tmp_path / "u.log").write_bytes(b"".join(lines[:5] + extra + lines[5:]))
+    md5 = hashlib.md5(b"payload line").hexdigest().encode()
+    extra.append(b'V1130 20:00:36.841000 1 torch/x.py:1] {"new_thing": {}, "has_payload": "' + md5 + b'"}\n\tpayload line\n')
+    (tmp_path / "u.log").write_bytes(b"".join(lines[:at] + extra + lines[at:]))
     s = import_torch_trace(tmp_path / "u.log", strict=True)  # unknown types are not errors
     assert s.capture.warnings == ["skipped 4 events of 2 unknown types: create_symbol (3), new_thing (1)"]
     assert s.frames[0].guard_count == 10

@@ -8,7 +8,8 @@ Records (``t`` field) and what they carry:
   compile_start  key, cid, gen, tid, thread_name, ts, name, file, line, call_site
   compile_end    key, ts, duration, attempt, exc, exc_type, graph_breaks, graph_break_reasons,
                  graph_break_sites, inlines, props
-  span           key, name, ph (B/E/i), ts, tid, args       (Dynamo's dynamo_timed phases)
+  span           key, name, ph (B/E/i), ts, tid, args       (Dynamo's dynamo_timed phases; ``i``:
+                 instant events, among them the cache markers, see ``dynaprof.model.cache``)
   metrics        key, tid, m (CompilationMetrics, scalars only)
   guards         key + guard tree / guard code sizes
   inline         key, items: [[path ids], calls, self seconds]   (torch's Dynamo profiler)
@@ -30,6 +31,7 @@ from typing import Any
 
 from dynaprof import __version__
 from dynaprof.analysis.attribution import apply_attribution
+from dynaprof.model.cache import CacheTally
 from dynaprof.model.session import (
     SCHEMA_VERSION,
     Attempt,
@@ -136,6 +138,8 @@ class _Builder:
         self.inline: dict[tuple[Any, ...], list[float]] = {}
         self.sampler: dict[str, Any] | None = None
         self.cprofile: dict[str, Any] | None = None
+        self.caches: dict[str, CacheTally] = {}  # frame key -> its cache markers
+        self.cache_metrics: dict[str, dict[str, Any]] = {}  # frame key -> the metrics' cache counters
         self.torn = 0
 
     # -- per record ---------------------------------------------------------------------------
@@ -236,6 +240,11 @@ class _Builder:
         if r.get("ph") == "B":
             self.open_spans.setdefault(slot, []).append(ts)
             return
+        if r.get("ph") == "i":  # instant events: the cache markers (fx_graph_cache_hit, ...)
+            if key is not None and key in self.frames:
+                args = r.get("args")
+                self.caches.setdefault(key, CacheTally()).event(name, args if isinstance(args, dict) else None)
+            return
         if r.get("ph") != "E":
             return
         starts = self.open_spans.get(slot)
@@ -289,6 +298,10 @@ class _Builder:
             f.status = "failed"
             f.fail_type = str(m["fail_type"])
             f.fail_reason = str(m.get("fail_reason") or "")
+            fail_file = m.get("fail_user_frame_filename")
+            if isinstance(fail_file, str) and fail_file:
+                f.fail_filename, f.fail_lineno = fail_file, _opt_int(m.get("fail_user_frame_lineno"))
+        self.cache_metrics[f.key] = {k: v for k, v in m.items() if "cache_hit_count" in k or "cache_miss_count" in k}
         for name in KEPT_METRICS:
             v = m.get(name)
             if isinstance(v, (str, bool)) or _opt_num(v) is not None:
@@ -385,6 +398,7 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
         )
     frames = sorted(b.frames.values(), key=lambda f: (f.start_s, f.key))
     for f in frames:
+        f.cache = b.caches.get(f.key, CacheTally()).result(b.cache_metrics.get(f.key))
         f.attempts.sort(key=lambda a: a.index)
         if f.restarts:
             f.trace_id = f"{f.compile_id}_{f.restarts}"

@@ -19,6 +19,7 @@ Public entry points: ``import_torch_trace``, ``import_torch_trace_ranks``, ``is_
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import re
 import zlib
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
 
 GZIP_MAGIC = b"\x1f\x8b"
 LOG_PREFIX = "dedicated_log_torch_trace_"
-_RANK_FILE = re.compile(r"dedicated_log_torch_trace_rank_(\d+)_")
+#: per-rank log names: ``..._rank_<N>_<random>.log`` (torch) or ``..._rank_<N>.log`` (renamed, collected)
+_RANK_FILE = re.compile(r"dedicated_log_torch_trace_rank_(\d+)(?:_|\.log)")
 #: glog prefix torch writes: level, MMDD, time, a process id column, the emitting source line
 _GLOG = re.compile(rb"(?:\[rank(\d+)\]:)?[A-Z](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))? +(\d+) ")
 #: payload lines are handed to handlers in chunks of at most this many lines
@@ -82,33 +84,63 @@ class Event:
         return int(tid), secs, int(rank) if rank else None, stamp
 
 
+#: problem classes, as tlparse counts them (its ``Stats``), in the order warnings list them
+PROBLEMS: dict[str, tuple[str, str]] = {
+    "truncated": ("truncated record", "truncated records"),
+    "md5": ("payload md5 mismatch", "payload md5 mismatches"),
+    "json": ("invalid JSON", "invalid JSON"),
+    "not_record": ("line that is not a record", "lines that are not records"),
+}
+
+
 class ReadStats:
-    """What went wrong while reading, for ``capture.warnings`` (or a strict-mode error)."""
+    """What went wrong while reading, for ``capture.warnings`` (or a strict-mode error).
+
+    Problems are counted per class (``PROBLEMS``); the first few are spelled out with their line
+    numbers. In strict mode the whole log is still read, so the error can say how many there were."""
 
     def __init__(self, path: Path, strict: bool) -> None:
         self.path = path
         self.strict = strict
         self.records = 0
-        self.malformed = 0
+        self.counts: Counter[str] = Counter()
         self.messages: list[str] = []
+        self.first: tuple[int, str] | None = None  # (line, message) of the first problem
         self.truncated = False
         self.unknown: Counter[str] = Counter()
+        #: whether the payload now being handed to a handler passed its md5 check
+        self.payload_ok = True
 
-    def problem(self, lineno: int, message: str) -> None:
-        if self.strict:
-            raise DynaprofError(f"{self.path}:{lineno}: {message}")
-        self.malformed += 1
+    @property
+    def malformed(self) -> int:
+        return sum(self.counts.values())
+
+    def problem(self, lineno: int, message: str, kind: str = "json") -> None:
+        self.counts[kind] += 1
+        if self.first is None:
+            self.first = (lineno, message)
         if len(self.messages) < MAX_MESSAGES:
             self.messages.append(f"line {lineno}: {message}")
+
+    def raise_if_strict(self) -> None:
+        """Strict mode: one line naming the first problem's ``file:line`` and how many there were."""
+        if not self.strict or self.first is None:
+            return
+        lineno, message = self.first
+        n = self.malformed
+        kinds = ", ".join(f"{c} {PROBLEMS[k][c != 1]}" for k in PROBLEMS if (c := self.counts[k]))
+        raise DynaprofError(f"{self.path}:{lineno}: {message} ({n} problem{'s' * (n != 1)} in this log: {kinds})")
 
     def warnings(self) -> list[str]:
         out: list[str] = []
         if self.truncated:
             out.append(f"{self.path}: the log ends mid-record (truncated); the last compile may be incomplete")
-        if self.malformed:
-            shown = "; ".join(self.messages)
-            more = f" (first {len(self.messages)}: {shown})" if self.messages else ""
-            out.append(f"skipped {self.malformed} malformed line(s){more}")
+        rest = {k: c for k, c in self.counts.items() if c and k != "truncated"}
+        if rest:
+            kinds = ", ".join(f"{c} {PROBLEMS[k][c != 1]}" for k in PROBLEMS if (c := rest.get(k, 0)))
+            shown = "; ".join(m for m in self.messages if "(truncated)" not in m)
+            more = f" (first: {shown})" if shown else ""
+            out.append(f"skipped {sum(rest.values())} malformed record(s) or line(s): {kinds}{more}")
         if self.unknown:
             kinds = ", ".join(f"{k} ({n})" for k, n in sorted(self.unknown.items(), key=lambda kv: (-kv[1], kv[0])))
             out.append(f"skipped {sum(self.unknown.values())} events of {len(self.unknown)} unknown types: {kinds}")
@@ -146,7 +178,7 @@ def rank_of(path: Path) -> int | None:
 
 
 def rank_logs(directory: Path) -> dict[int, Path]:
-    """The newest log of each rank in a directory of ``dedicated_log_torch_trace_rank_<N>_*`` files."""
+    """The newest log of each rank in a directory of ``dedicated_log_torch_trace_rank_<N>[_*].log`` files."""
     out: dict[int, Path] = {}
     for p in _candidates(directory):  # oldest first, so the newest wins
         r = rank_of(p)
@@ -212,9 +244,65 @@ def is_torch_trace(path: Path) -> bool:
         return False
 
 
+_HAS_PAYLOAD = b'"has_payload"'
+_HEX = frozenset(b"0123456789abcdef")
+
+
+def _payload_hash(body: bytes) -> bytes | None:
+    """The envelope's ``has_payload`` value (torch writes the payload's md5 there, last), or None
+    when the record announces no payload. A value that is not a lowercase md5 comes back as is,
+    and fails the check, as in tlparse."""
+    k = body.rfind(_HAS_PAYLOAD)
+    if k < 0:
+        return None
+    rest = body[k + len(_HAS_PAYLOAD) :].lstrip(b": ")
+    if rest[:1] == b'"':
+        j = rest.find(b'"', 1)
+        return rest[1:j] if j > 0 else rest[1:]
+    return rest[:40] or b"?"
+
+
+class PayloadCheck:
+    """The md5 of one record's payload as tlparse computes it (each line without its TAB and line
+    end, joined by newlines), fed chunk by chunk."""
+
+    __slots__ = ("etype", "expect", "lineno", "md5", "started")
+
+    def __init__(self, lineno: int, etype: str, expect: bytes | None) -> None:
+        self.lineno, self.etype, self.expect = lineno, etype, expect
+        self.md5 = hashlib.md5(usedforsecurity=False)
+        self.started = False
+
+    def update(self, chunk: list[bytes]) -> None:
+        if self.expect is None:
+            return
+        data = b"".join(chunk)
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n")
+        data = data[1:].replace(b"\n\t", b"\n")
+        if self.started:
+            self.md5.update(b"\n")
+        self.started = True
+        self.md5.update(memoryview(data)[:-1] if data.endswith(b"\n") else data)
+
+    def ok(self) -> bool:
+        if self.expect is None:  # nothing to check (the envelope itself was broken)
+            return True
+        expect = self.expect
+        return len(expect) == 32 and set(expect) <= _HEX and self.md5.hexdigest().encode() == expect
+
+
 class TraceReader:
     """Iterates the records of one log. ``decode``: types whose envelope is JSON-decoded;
-    ``known``: types recognised but not needed; anything else is counted as unknown."""
+    ``known``: types recognised but not needed; anything else is counted as unknown.
+
+    Problems are what tlparse counts (and its ``--strict`` rejects): a line that is not a record,
+    an envelope (or a payload that must be JSON) that is not valid JSON, a payload whose md5 is not
+    the envelope's ``has_payload``. A log is *truncated* when its last line is an incomplete
+    envelope, when its last record announced a payload and none came, or when the file ends
+    without a newline inside a payload whose md5 fails. A missing final newline alone is not a problem. In
+    strict mode every envelope is JSON-checked (otherwise only the decoded ones are), and the
+    error is raised once the whole log was read, naming the first problem and the count."""
 
     def __init__(self, path: Path, *, strict: bool, decode: frozenset[str], known: frozenset[str]) -> None:
         self.path = path
@@ -225,11 +313,34 @@ class TraceReader:
     def events(self) -> Iterator[Event]:
         stats = self.stats
         handler: PayloadHandler | None = None
+        pay: PayloadCheck | None = None  # the current record's payload (None: it announced none)
         buf: list[bytes] = []
         lineno = 0
         line = b"\n"
         type_names: dict[bytes, str] = {}
-        decode, known = self.decode, self.known
+        decode, known, validate = self.decode, self.known, stats.strict
+
+        def finish(at_eof: bool) -> None:
+            nonlocal buf
+            if buf:
+                if pay is not None:
+                    pay.update(buf)
+                if handler is not None:
+                    handler.feed(buf)
+                buf = []
+            ok = pay is None or pay.ok()
+            if not ok and pay is not None:
+                if at_eof and (not pay.started or not line.endswith(b"\n")):  # the log was cut here
+                    stats.truncated = True
+                    where = "mid-payload" if pay.started else "before the record's payload"
+                    stats.problem(pay.lineno, f"the file ends {where} (truncated)", "truncated")
+                else:
+                    stats.problem(pay.lineno, f"payload md5 mismatch in a {pay.etype[:40]!r} record", "md5")
+            if handler is not None:
+                stats.payload_ok = ok
+                handler.done()
+                stats.payload_ok = True
+
         with open_trace(self.path) as fh:
             try:
                 looks_right = _sniff(fh)
@@ -242,63 +353,75 @@ class TraceReader:
                 for line in fh:  # the hot loop: keep it lean
                     lineno += 1
                     if line[0] == 9:  # TAB: a payload line
-                        if handler is not None:
+                        if pay is not None or handler is not None:
                             buf.append(line)
                             if len(buf) >= CHUNK_LINES:
-                                handler.feed(buf)
+                                if pay is not None:
+                                    pay.update(buf)
+                                if handler is not None:
+                                    handler.feed(buf)
                                 buf = []
+                        else:
+                            stats.problem(lineno, "a payload line where no record announced one", "not_record")
                         continue
-                    if handler is not None:
-                        if buf:
-                            handler.feed(buf)
-                            buf = []
-                        handler.done()
-                        handler = None
+                    if line == b"\n" or line == b"\r\n":
+                        continue  # a stutter of the log collector: tlparse skips these too
+                    if pay is not None or handler is not None:
+                        finish(False)
+                        pay = handler = None
                     body = line.rstrip(b"\r\n")
+                    ended = len(body) < len(line)
                     i = body.find(b"] {")
                     j = body.find(b'"', i + 4) if i > 0 and body[i + 3 : i + 4] == b'"' else -1
                     if j < 0:
-                        if body:
-                            stats.problem(lineno, "not a structured trace record")
+                        if ended:
+                            stats.problem(lineno, "not a structured trace record", "not_record")
+                        else:
+                            stats.truncated = True
+                            stats.problem(lineno, "the file ends mid-line (truncated)", "truncated")
                         continue
                     raw_type = body[i + 4 : j]
                     etype = type_names.get(raw_type)
                     if etype is None:
                         etype = type_names[raw_type] = raw_type.decode("utf-8", "replace")
+                    expect = _payload_hash(body)
                     meta: dict[str, Any] | None = None
+                    bad = False
                     if etype in decode:
                         meta = _decode(body[i + 2 :], etype)
-                        if meta is None:
-                            what = "invalid JSON in" if line.endswith(b"\n") else "the file ends (truncated) mid"
-                            stats.problem(lineno, f"{what} a {etype[:40]!r} record")
-                            continue
+                        bad = meta is None
                     elif not body.endswith(b"}"):
-                        stats.problem(lineno, f"incomplete {etype[:40]!r} record")
+                        bad = True
+                    elif validate:
+                        bad = _decode(body[i + 2 :], etype) is None
+                    if bad:
+                        if ended:
+                            stats.problem(lineno, f"invalid JSON in a {etype[:40]!r} record", "json")
+                        else:
+                            stats.truncated = True
+                            stats.problem(lineno, f"the file ends mid-record (truncated) in a {etype[:40]!r} record",
+                                          "truncated")
+                        if expect is not None:
+                            pay = PayloadCheck(lineno, etype, None)  # swallow its payload lines
                         continue
-                    elif etype not in known:
-                        stats.unknown[etype[:80]] += 1
-                        stats.records += 1
-                        continue
+                    if expect is not None:
+                        pay = PayloadCheck(lineno, etype, expect)
                     stats.records += 1
+                    if meta is None and etype not in known:
+                        stats.unknown[etype[:80]] += 1
+                        continue
                     ev = Event(lineno, etype, meta, body[:i])
                     yield ev
                     handler = ev.payload
             except (EOFError, OSError, zlib.error, gzip.BadGzipFile) as e:
                 stats.truncated = True
-                stats.problem(lineno + 1, f"cannot read further ({type(e).__name__}: {e})")
-            if not line.endswith(b"\n"):  # only the last line can lack one
-                stats.truncated = True
-                if stats.strict:
-                    stats.problem(lineno, "the file ends mid-line (truncated)")
-            elif line[0] != 9 and b'"has_payload"' in line and not stats.truncated:
-                stats.truncated = True  # the last record announced a payload that never came
-                stats.problem(lineno, "the file ends before the record's payload (truncated)")
-            if handler is not None:
-                if buf:
-                    handler.feed(buf)
-                handler.done()
+                stats.problem(lineno + 1, f"cannot read further ({type(e).__name__}: {e})", "truncated")
+                pay = None  # its md5 cannot be checked: the read failed, not the payload
+            if pay is not None or handler is not None:
+                finish(True)
         if stats.records == 0:
             raise DynaprofError(f"{self.path}: not a TORCH_TRACE log (no structured records found)")
+        stats.raise_if_strict()
 
 
 def _decode(data: bytes, etype: str) -> dict[str, Any] | None:
@@ -336,7 +459,7 @@ def import_torch_trace_ranks(path: Path, *, strict: bool = False) -> dict[int, S
         raise DynaprofError(f"{path}: not a directory of per-rank TORCH_TRACE logs")
     logs = rank_logs(path)
     if not logs:
-        raise DynaprofError(f"{path}: no per-rank logs ({LOG_PREFIX}rank_<N>_*.log) in this directory")
+        raise DynaprofError(f"{path}: no per-rank logs ({LOG_PREFIX}rank_<N>[_*].log) in this directory")
     from dynaprof.ingest.trace_to_session import build_session
 
     return {r: build_session(p, strict=strict, rank=r) for r, p in logs.items()}

@@ -30,6 +30,7 @@ from dynaprof.ingest.torch_trace import (
     decode_lines,
     parse_graph_break,
 )
+from dynaprof.model.cache import CacheTally
 from dynaprof.model.session import (
     SCHEMA_VERSION,
     Attempt,
@@ -57,17 +58,26 @@ KNOWN = frozenset({
     "bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics", "graph_dump", "link",
     "dump_file", "symbolic_shape_specialization", "guard_added", "guard_added_fast",
     "propagate_real_tensors_provenance", "missing_fake_kernel", "mismatched_fake_kernel", "exported_program",
+    "compilation_metrics_runtime", "expression_created", "create_unbacked_symbol",
 })  # fmt: skip
 #: compilation_metrics fields that become CompiledFrame fields or run info, not ``metrics``
 _MAPPED = frozenset({
     "compile_id", "co_name", "co_filename", "co_firstlineno", "guard_count", "shape_env_guard_count",
     "graph_op_count", "graph_node_count", "graph_input_count", "entire_frame_compile_time_s",
     "fail_type", "fail_reason", "restart_reasons", "recompile_reason", "guard_latency_us", "ir_count",
-    "python_version", "pytorch_version", "start_time", "start_time_us",
+    "python_version", "pytorch_version", "start_time", "start_time_us", "end_time_us",
+    "fail_user_frame_filename", "fail_user_frame_lineno",
 })  # fmt: skip
 _CID = re.compile(r"!?\d+(?:/\d+){0,2}")
 _ATTEMPT_SPAN = re.compile(r"compile_attempt_(\d+)")
 _START_SPANS = ("dynamo", "entire_frame_compile")
+#: compile id of records that carry none (AOTInductor, ``torch._inductor.aot_compile``, export), as tlparse shows it
+NO_ID = "-/-"
+#: spans that make compile-id-less records a compile even without compilation metrics
+_ENTRY_SPANS = frozenset({"compile_fx_aot", "aot_compile", "inductor_compile", "compile_fx", "backend_compile",
+                          "create_aot_dispatcher_function", "entire_frame_compile"})
+_ENTRY_ORDER = ("compile_fx_aot", "aot_compile", "entire_frame_compile", "backend_compile", "compile_fx",
+                "inductor_compile", "create_aot_dispatcher_function")
 MAX_ATTEMPTS = 1000  # torch gives up after 100; anything above is a corrupt log
 
 _Spans = list[tuple[str, float, float, dict[str, Any]]]  # name, start µs, duration µs, args
@@ -108,6 +118,7 @@ class FrameAcc:
 
     def __init__(self, compile_id: str, generation: int, thread: int | None, glog_s: float | None) -> None:
         self.compile_id = compile_id
+        self.key_suffix = ""  # "@2", "@3"... for the second, third... compile-id-less compile
         self.generation = generation
         self.thread = thread
         self.glog_s = glog_s
@@ -124,6 +135,10 @@ class FrameAcc:
         self.py_guards: int | None = None
         self.error: str | None = None
         self.error_text: str | None = None
+        self.cache = CacheTally()
+        self.guards_json = b""
+        self.guards_json_line: int | None = None
+        self.stats: Any = None  # ReadStats, to report a dynamo_guards payload that is not JSON
 
     def set_metrics(self, m: dict[str, Any]) -> None:
         self.metrics = {k: m[k] for k in _MAPPED if k in m}
@@ -153,9 +168,17 @@ class FrameAcc:
     def feed(self, lines: list[bytes]) -> None:
         """Payload handler for ``dynamo_guards`` (torch <= 2.4): a JSON list, one guard a line."""
         self.py_guards = (self.py_guards or 0) + sum(1 for line in lines if line.strip() not in (b"", b"[", b"]"))
+        if len(self.guards_json) < MAX_COLLECT_BYTES:
+            self.guards_json += b"".join(lines)
 
     def done(self) -> None:
-        pass
+        data, self.guards_json = self.guards_json, b""
+        if self.stats is None or not self.stats.payload_ok or len(data) >= MAX_COLLECT_BYTES:
+            return
+        try:
+            json.loads(data.decode("utf-8", "replace"))
+        except (ValueError, RecursionError):  # tlparse: fail_dynamo_guards_json
+            self.stats.problem(self.guards_json_line or 0, "invalid JSON in a 'dynamo_guards' payload", "json")
 
     @property
     def metrics_start_us(self) -> float | None:
@@ -169,10 +192,10 @@ class FrameAcc:
 class _Chromium:
     """Payload handler for one chromium event (small: a few lines, a few KB)."""
 
-    __slots__ = ("builder", "chunks", "meta")
+    __slots__ = ("builder", "chunks", "lineno", "meta")
 
-    def __init__(self, builder: _Builder, meta: dict[str, Any]) -> None:
-        self.builder, self.meta, self.chunks = builder, meta, b""
+    def __init__(self, builder: _Builder, meta: dict[str, Any], lineno: int) -> None:
+        self.builder, self.meta, self.chunks, self.lineno = builder, meta, b"", lineno
 
     def feed(self, lines: list[bytes]) -> None:
         if len(self.chunks) < MAX_COLLECT_BYTES:
@@ -180,7 +203,7 @@ class _Chromium:
 
     def done(self) -> None:
         if len(self.chunks) < MAX_COLLECT_BYTES:
-            self.builder.chromium_payload(self.meta, self.chunks)
+            self.builder.chromium_payload(self.meta, self.chunks, self.lineno)
 
 
 class _Builder:
@@ -202,6 +225,8 @@ class _Builder:
         self.run_spans: _Spans = []
         self.any_metrics = False
         self.ev: Event | None = None
+        self.noid: FrameAcc | None = None  # the compile-id-less compile being collected
+        self.noid_frames = 0
 
     def frame(self, cid: str, marker: str | None = None) -> FrameAcc:
         f = self.current.get(cid)
@@ -229,11 +254,32 @@ class _Builder:
             cid = fallback if isinstance(fallback, str) and _CID.fullmatch(fallback) else None
         if cid is None:
             return None
-        f = self.frame(cid, marker)
+        return self._with_attempt(self.frame(cid, marker), meta)
+
+    def _with_attempt(self, f: FrameAcc, meta: dict[str, Any]) -> FrameAcc:
         attempt = as_int(meta.get("attempt"))
         if attempt is not None and attempt > f.max_attempt:
             f.max_attempt = min(attempt, MAX_ATTEMPTS)
         return f
+
+    def noid_frame(self) -> FrameAcc:
+        """The accumulator of compile-id-less records (becomes a ``-/-`` frame if it turns out to be
+        a compile: it gets compilation metrics or a compile entry span)."""
+        if self.noid is None:
+            thread, glog_s, _, _ = self.ev.glog() if self.ev is not None else (None, None, None, None)
+            self.noid = FrameAcc(NO_ID, self.generation, thread, glog_s)
+        return self.noid
+
+    def register_noid(self) -> None:
+        """The compile-id-less accumulator is a compile: make it a frame; later records start another."""
+        f = self.noid
+        if f is None:
+            return
+        self.noid_frames += 1
+        if self.noid_frames > 1:
+            f.key_suffix = f"@{self.noid_frames}"
+        self.frames.append(f)
+        self.noid = None
 
     def run(self) -> None:
         handlers = {
@@ -271,25 +317,35 @@ class _Builder:
                 f.call_site.append(Location(str(entry.get("name", "")), filename, as_int(entry.get("line")) or 0))
 
     def on_chromium(self, ev: Event, meta: dict[str, Any]) -> None:
-        ev.payload = _Chromium(self, meta)
+        ev.payload = _Chromium(self, meta, ev.lineno)
 
-    def chromium_payload(self, meta: dict[str, Any], payload: bytes) -> None:
+    def chromium_payload(self, meta: dict[str, Any], payload: bytes, lineno: int) -> None:
         try:  # the TAB that starts each payload line is JSON whitespace: no need to strip it
-            data = json.loads(payload.decode("utf-8", "replace")) if payload else None
+            data = json.loads(payload.decode("utf-8", "replace"))
         except (ValueError, RecursionError):
             data = None
+        stats = self.reader.stats
         if not isinstance(data, dict):
+            if stats.payload_ok:  # (a payload that failed its md5 check is counted once, as that)
+                stats.problem(lineno, "invalid JSON in a 'chromium_event' payload", "json")
             return
         name, ph, ts, args = data.get("name"), data.get("ph"), as_num(data.get("ts")), data.get("args")
-        if not isinstance(name, str) or ph not in ("B", "E") or ts is None:
-            return  # instant events and anything unexpected
+        if not isinstance(name, str) or ts is None:
+            return
         args = args if isinstance(args, dict) else {}
+        if ph == "i":  # instant events: the cache markers
+            f = self.context_frame(meta, None, args.get("compile_id"))
+            (f or self.noid_frame()).cache.event(name, args)
+            return
+        if ph not in ("B", "E"):
+            return
         if self.first_ts is None:
             self.first_ts = ts
         marker = name if ph == "B" and name in _START_SPANS else None
         f = self.context_frame(meta, marker, args.get("compile_id"))
         if f is None:
-            _span_event(self.run_open, self.run_spans, name, ph, ts, args)
+            f = self.noid_frame()
+            _span_event(f.open, f.spans, name, ph, ts, args)
             return
         if ph == "B" and (m := _ATTEMPT_SPAN.fullmatch(name)):
             f.max_attempt = max(f.max_attempt, min(int(m.group(1)), MAX_ATTEMPTS))
@@ -297,9 +353,12 @@ class _Builder:
 
     def on_metrics(self, ev: Event, meta: dict[str, Any]) -> None:
         m = meta["compilation_metrics"]
-        f = self.context_frame(meta, None, m.get("compile_id")) if isinstance(m, dict) else None
-        if f is None or not isinstance(m, dict):
+        if not isinstance(m, dict):
             return
+        f = self.context_frame(meta, None, m.get("compile_id"))
+        if f is None:  # AOTInductor, aot_compile: a compile without a compile id
+            f = self.noid_frame()
+            self.register_noid()
         self.any_metrics = True
         f.set_metrics(m)
         tv, pv = m.get("pytorch_version"), m.get("python_version")
@@ -311,7 +370,9 @@ class _Builder:
     def on_artifact(self, ev: Event, meta: dict[str, Any]) -> None:
         art = meta["artifact"]
         name = art.get("name") if isinstance(art, dict) else None
-        if name == "torch_version":
+        if isinstance(name, str) and name.startswith(("fx_graph_cache_", "aotautograd_cache_")):
+            (self.context_frame(meta) or self.noid_frame()).cache.artifact(name)
+        elif name == "torch_version":
             ev.payload = Collect(self.torch_version_payload, 50)
         elif name == "dynamo_graph_break_reason" and (f := self.context_frame(meta)):
             ev.payload = Collect(f.add_graph_break, 300)
@@ -334,6 +395,7 @@ class _Builder:
     def on_guards(self, ev: Event, meta: dict[str, Any]) -> None:
         if f := self.context_frame(meta):
             f.py_guards = None
+            f.stats, f.guards_json_line = self.reader.stats, ev.lineno
             ev.payload = f
 
     def on_error(self, ev: Event, meta: dict[str, Any]) -> None:
@@ -345,6 +407,12 @@ class _Builder:
 
     def session(self, rank: int | None) -> Session:
         stats = self.reader.stats
+        if (pending := self.noid) is not None:
+            if _ENTRY_SPANS & ({n for n, _, _, _ in pending.spans} | set(pending.open)):
+                self.register_noid()
+            else:  # compile-id-less spans of no compile (e.g. compile_file of a JIT compile): the run's
+                self.run_spans.extend(pending.spans)
+                self.noid = None
         origin = self.first_ts
         if origin is None:
             starts = [us for f in self.frames if (us := f.metrics_start_us) is not None]
@@ -428,6 +496,13 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
     compile_s = as_num(m.get("entire_frame_compile_time_s"))
     if compile_s is None and efc is not None:
         compile_s = round(efc[2] / 1e6, 6)
+    top = max(spans, key=lambda sp: sp[2]) if spans else None  # the longest span: the compile's entry point
+    if compile_s is None and f.compile_id == NO_ID:  # no Dynamo frame: the metrics' window, else that span
+        begin, end = as_num(m.get("start_time_us")), as_num(m.get("end_time_us"))
+        if begin is not None and end is not None and end >= begin:
+            compile_s = round((end - begin) / 1e6, 6)
+        elif top is not None:
+            compile_s = round(top[2] / 1e6, 6)
     attempts = sorted(
         (Attempt(int(a.group(1)), _rel(st, origin), round(d / 1e6, 6))
          for n, st, d, _ in spans if (a := _ATTEMPT_SPAN.fullmatch(n))),
@@ -442,13 +517,18 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
     unfinished = "entire_frame_compile" in f.open or (f.metrics is None and expect_metrics)
     site = f.call_site
     name, filename, lineno = m.get("co_name"), m.get("co_filename"), as_int(m.get("co_firstlineno"))
+    if not isinstance(name, str) and not site and f.compile_id == NO_ID:
+        names = {sp[0] for sp in spans}
+        entry = next((n for n in _ENTRY_ORDER if n in names), None)
+        name = entry or (top[0] if top is not None else "(no compile id)")  # e.g. compile_fx_aot
+    fail_file, fail_line = m.get("fail_user_frame_filename"), as_int(m.get("fail_user_frame_lineno"))
     recompile = m.get("recompile_reason")
     guard_count = as_int(m.get("guard_count"))
     guard_count = guard_count if guard_count is not None else f.py_guards
     g = f.guards
     latency = as_num(m.get("guard_latency_us"))
     return CompiledFrame(
-        key=f.compile_id + (f"#{f.generation}" if f.generation else ""),
+        key=f.compile_id + f.key_suffix + (f"#{f.generation}" if f.generation else ""),
         compile_id=f.compile_id,
         trace_id=f.compile_id + (f"_{restarts}" if restarts else ""),
         generation=f.generation,
@@ -485,6 +565,9 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
         fail_reason=fail_reason,
         call_site=list(site),
         metrics=dict(sorted(f.extra.items())),
+        cache=f.cache.result(f.extra),
+        fail_filename=fail_file if isinstance(fail_file, str) and fail_file else None,
+        fail_lineno=fail_line if isinstance(fail_file, str) and fail_file else None,
     )
 
 

@@ -104,6 +104,17 @@ class GuardStats:
 
 
 @dataclass
+class CacheStats:
+    """One cache's lookups during one compile (``dynaprof.model.cache``): torch's hit / miss /
+    bypass markers, and the compile time a hit saved when torch logs it (None: unknown)."""
+
+    hits: int = 0
+    misses: int = 0
+    bypasses: int = 0
+    time_saved_s: float | None = None
+
+
+@dataclass
 class PropertyTrace:
     """A ``@property`` Dynamo traced through, measured exactly (not sampled)."""
 
@@ -156,6 +167,11 @@ class CompiledFrame:
     attribution: dict[str, float] = field(default_factory=dict)
     cprofile: str | None = None  # .prof path relative to the run folder
     metrics: dict[str, Any] = field(default_factory=dict)  # other scalar CompilationMetrics
+    #: cache -> lookups (``fx_graph``, ``aot_autograd``); empty when no marker was seen
+    cache: dict[str, CacheStats] = field(default_factory=dict)
+    #: the user code line torch blames for a failure (``fail_user_frame_filename`` / ``_lineno``)
+    fail_filename: str | None = None
+    fail_lineno: int | None = None
 
 
 @dataclass
