@@ -172,7 +172,8 @@ def test_unknown_event_types_are_counted(tmp_path: Path) -> None:
     at = next(i for i in range(5, len(lines)) if not lines[i].startswith(b"\t"))  # a record boundary
     extra = [b'V1130 20:00:36.841000 1 torch/x.py:1] {"create_symbol": {"symbol": "s0"}, "frame_id": 0}\n'] * 3
     md5 = hashlib.md5(b"payload line").hexdigest().encode()
-    extra.append(b'V1130 20:00:36.841000 1 torch/x.py:1] {"new_thing": {}, "has_payload": "' + md5 + b'"}\n\tpayload line\n')
+    extra.append(b'V1130 20:00:36.841000 1 torch/x.py:1] {"new_thing": {}, "has_payload": "%s"}\n' % md5)
+    extra.append(b"\tpayload line\n")
     (tmp_path / "u.log").write_bytes(b"".join(lines[:at] + extra + lines[at:]))
     s = import_torch_trace(tmp_path / "u.log", strict=True)  # unknown types are not errors
     assert s.capture.warnings == ["skipped 4 events of 2 unknown types: create_symbol (3), new_thing (1)"]

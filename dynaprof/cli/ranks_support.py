@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from dynaprof import fmt
+from dynaprof.analysis.rank_desync import add_desync
 from dynaprof.analysis.ranks import RankSummary, merge_ranks
 from dynaprof.capture import ranks as cr
 from dynaprof.capture.journal import JOURNAL_FILE
@@ -67,7 +68,10 @@ def prepare_rank_dir(args_output: Path | None, stem: str, force: bool) -> Path:
 def rank_line(who: str, session: Session, run_dir: Path) -> str:
     """``dynaprof: rank 1 of 2: exited 0, 2 compiled frames, 88 ms compile -> DIR/rank-1/``."""
     n, r = len(session.frames), session.run
-    return (f"dynaprof: {who}: {r.end_reason} {r.exit_status}, {n} compiled frame{'s' * (n != 1)}, "
+    status = f"{r.end_reason} {r.exit_status}"
+    if session.capture.source == "torch_trace":
+        status = "log complete" if r.complete else "log truncated"
+    return (f"dynaprof: {who}: {status}, {n} compiled frame{'s' * (n != 1)}, "
             f"{fmt.seconds(session.total_compile_s)} compile -> {display_path(run_dir)}/")
 
 
@@ -136,7 +140,7 @@ def write_merged(job_dir: Path, options: RenderOptions, world_size: int | None =
         sessions, _ = rank_sessions(job_dir)
     if not sessions:
         return None
-    summary = merge_ranks(sessions, world_size)
+    summary = add_desync(merge_ranks(sessions, world_size), sessions)
     write_files(job_dir, render_ranks(summary, options.max_rows))
     return summary
 
@@ -271,6 +275,52 @@ def report_multi_rank(job_dir: Path, options: RenderOptions, output: Path | None
     summary = write_merged(out_dir, options, sessions=sessions)
     if summary is None:
         raise DynaprofError(f"{job_dir}: no rank session could be read")
+    if not quiet:
+        sys.stderr.write("\n" + ranks_text(summary, options.max_rows))
+        _print_merged_written(out_dir)
+    return 0
+
+
+def is_rank_trace_dir(path: Path) -> bool:
+    """A folder of TORCH_TRACE logs of more than one rank (``dedicated_log_torch_trace_rank_<N>[_*].log``)."""
+    from dynaprof.ingest.torch_trace import is_torch_trace, rank_logs
+
+    path = Path(path)
+    if not path.is_dir() or (path / SESSION_FILE).exists():
+        return False
+    try:
+        return len(rank_logs(path)) > 1 and is_torch_trace(path)
+    except DynaprofError:
+        return False
+
+
+def report_trace_ranks(log_dir: Path, options: RenderOptions, output: Path | None = None, force: bool = False,
+                       quiet: bool = False, strict: bool = False) -> int:
+    """``dynaprof report DIR`` on a folder of per-rank TORCH_TRACE logs: import every rank into
+    ``OUT/rank-N/`` and write the merged view, as ``dynaprof run --nproc-per-node`` does."""
+    from dynaprof.cli.outputs import render_outputs
+    from dynaprof.ingest.torch_trace import import_torch_trace_ranks, rank_logs
+
+    logs = rank_logs(log_dir)
+    sessions = import_torch_trace_ranks(log_dir, strict=strict)
+    if output is not None:
+        out_dir = prepare_out_dir(output, force)
+    else:
+        from dynaprof.cli.run import default_run_dir
+
+        out_dir = prepare_out_dir(default_run_dir(log_dir.resolve().name or "trace"), False)
+    for rank, session in sessions.items():
+        dest = prepare_out_dir(out_dir / cr.rank_dir_name(rank), force)
+        _, notes = render_outputs(session, dest, options, run_dir=dest)
+        if not quiet:
+            info(rank_line(f"rank {rank} ({logs[rank].name})", session, dest))
+            for note in notes:
+                info(f"  rank {rank} note: {note}")
+            for w in session.capture.warnings:
+                info(f"  rank {rank} warning: {fmt.terminal_safe(fmt.one_line(w, 300))}")
+    summary = write_merged(out_dir, options, world_size=max(sessions) + 1, sessions=sessions)
+    if summary is None:
+        raise DynaprofError(f"{log_dir}: no rank log could be imported")
     if not quiet:
         sys.stderr.write("\n" + ranks_text(summary, options.max_rows))
         _print_merged_written(out_dir)

@@ -29,7 +29,7 @@ def _is_trace(path: Path) -> bool:
     return bool(is_torch_trace(path))
 
 
-def load_any(path: Path, strict: bool = False) -> tuple[Session, Path, bool]:
+def load_any(path: Path, strict: bool = False, rank: int | None = None) -> tuple[Session, Path, bool]:
     """(session, the folder its side files live in, whether it came from a TORCH_TRACE log)."""
     if not path.exists():
         raise DynaprofError(f"{path}: no such file or folder")
@@ -49,7 +49,7 @@ def load_any(path: Path, strict: bool = False) -> tuple[Session, Path, bool]:
     if _is_trace(path):
         from dynaprof.ingest.torch_trace import import_torch_trace
 
-        return import_torch_trace(path, strict=strict), path if path.is_dir() else path.parent, True
+        return import_torch_trace(path, strict=strict, rank=rank), path if path.is_dir() else path.parent, True
     if path.is_file() and path.suffix == ".json":
         return load_session(path), path.parent, False
     raise DynaprofError(f"{path}: not a dynaprof run folder, session.json or TORCH_TRACE log")
@@ -68,7 +68,12 @@ class ReportCommand:
         p.add_argument("path", type=Path, metavar="PATH")
         p.add_argument("-o", "--output", type=Path, metavar="DIR", help="write here instead")
         p.add_argument("--force", action="store_true", help="write into an existing non-empty DIR")
-        p.add_argument("--strict", action="store_true", help="TORCH_TRACE import: fail on a malformed line")
+        p.add_argument("--strict", action="store_true",
+                       help="TORCH_TRACE import: exit 2 on what tlparse --strict rejects (a line that is not a "
+                            "record, invalid JSON, a payload md5 mismatch, truncation)")
+        p.add_argument("--rank", type=int, metavar="N",
+                       help="a folder of per-rank TORCH_TRACE logs: import rank N only (default: every rank "
+                            "into the multi-rank view)")
         p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
         add_render_options(p)
 
@@ -76,7 +81,10 @@ class ReportCommand:
         options = render_options(args)
         if ranks_support.is_multi_rank_dir(args.path):  # DIR/rank-N/ folders of a torchrun job
             return ranks_support.report_multi_rank(args.path, options, args.output, args.force, args.quiet)
-        session, source_dir, imported = load_any(args.path, args.strict)
+        if args.rank is None and ranks_support.is_rank_trace_dir(args.path):  # per-rank TORCH_TRACE logs
+            return ranks_support.report_trace_ranks(args.path, options, args.output, args.force, args.quiet,
+                                                    args.strict)
+        session, source_dir, imported = load_any(args.path, args.strict, args.rank)
         if args.output is not None:
             out_dir = prepare_out_dir(args.output, args.force)
         elif imported:

@@ -136,6 +136,7 @@ class FrameAcc:
         self.error: str | None = None
         self.error_text: str | None = None
         self.cache = CacheTally()
+        self.collectives: list[str] | None = None
         self.guards_json = b""
         self.guards_json_line: int | None = None
         self.stats: Any = None  # ReadStats, to report a dynamo_guards payload that is not JSON
@@ -158,6 +159,14 @@ class FrameAcc:
         except (ValueError, RecursionError):
             data = None
         self.recompile_artifact = ("\n".join(map(str, data)) if isinstance(data, list) else text) or None
+
+    def set_collectives(self, lines: list[bytes], cut: bool) -> None:
+        try:
+            data = json.loads(decode_lines(lines))
+        except (ValueError, RecursionError):
+            return
+        if isinstance(data, list) and not cut:
+            self.collectives = (self.collectives or []) + [str(x)[:200] for x in data[:10000]]
 
     def set_error_text(self, lines: list[bytes], cut: bool) -> None:
         self.error_text = "\n".join(decode_lines(lines).strip().split("\n")[:10]) or None
@@ -376,6 +385,8 @@ class _Builder:
             ev.payload = Collect(self.torch_version_payload, 50)
         elif name == "dynamo_graph_break_reason" and (f := self.context_frame(meta)):
             ev.payload = Collect(f.add_graph_break, 300)
+        elif name == "inductor_collective_schedule" and (f := self.context_frame(meta)):
+            ev.payload = Collect(f.set_collectives, 10000)
         elif name == "recompile_reasons" and (f := self.context_frame(meta)):
             ev.payload = Collect(f.set_recompile_artifact, 200)
 
@@ -566,6 +577,7 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
         call_site=list(site),
         metrics=dict(sorted(f.extra.items())),
         cache=f.cache.result(f.extra),
+        collectives=f.collectives,
         fail_filename=fail_file if isinstance(fail_file, str) and fail_file else None,
         fail_lineno=fail_line if isinstance(fail_file, str) and fail_file else None,
     )

@@ -172,6 +172,9 @@ class CompiledFrame:
     #: the user code line torch blames for a failure (``fail_user_frame_filename`` / ``_lineno``)
     fail_filename: str | None = None
     fail_lineno: int | None = None
+    #: the collectives Inductor scheduled in this compile's graph, in order (``inductor_collective_schedule``);
+    #: None when the log does not say
+    collectives: list[str] | None = None
 
 
 @dataclass

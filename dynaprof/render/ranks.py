@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dynaprof import fmt
+from dynaprof.analysis.rank_desync import DESYNC_KINDS
 from dynaprof.analysis.ranks import KINDS, Divergence, RankSummary, RankTotals, rank_list, summary_to_json
 from dynaprof.capture.ranks import rank_dir_name
 from dynaprof.render import html as h
@@ -153,7 +154,7 @@ def ranks_html(s: RankSummary) -> str:
         body = '<p>None: every rank compiled the same frames, as often, with the same guards, graph breaks and ' \
                "graph sizes.</p>" + why
     parts.append(h.section("divergences", f"Divergences ({len(s.divergences):,})", body))
-    kinds = "".join(f"<li><b>{h.esc(k)}</b>: {h.esc(v)}</li>" for k, v in KINDS.items())
+    kinds = "".join(f"<li><b>{h.esc(k)}</b>: {h.esc(v)}</li>" for k, v in {**KINDS, **DESYNC_KINDS}.items())
     parts.append(h.section("kinds", "What is flagged", f"<ul>{kinds}</ul>"))
     header = ('<header class="dp-top"><div class="dp-brand">dynaprof · multi-rank compile-time report</div>'
               f"<h1>{h.esc(fmt.one_line(s.target, 300))}</h1><div class=\"dp-meta\">{len(s.ranks)} of "
