@@ -1,12 +1,19 @@
-"""The in-process sampler's stack walking: correct with prefix reuse, never raises into user code."""
+"""The in-process sampler's stack walking: correct, holds nothing, never raises into user code."""
 
 from __future__ import annotations
 
+import gc
 import sys
+import threading
+import time
+import weakref
 from types import FrameType
 
+import pytest
+
+from dynaprof.capture.legacy_walker import LegacyStackWalker
 from dynaprof.capture.sampler import Sampler
-from dynaprof.capture.stacks import FunctionTable, Markers, StackWalker
+from dynaprof.capture.stacks import FunctionTable, Markers, StackWalker, TracedStacks, orphaned_frames
 
 
 def _names(table: FunctionTable, ids: tuple[int, ...]) -> list[str]:
@@ -35,9 +42,10 @@ def user_fn() -> None:
     pass
 
 
-def test_walk_matches_a_naive_walk_across_changing_stacks() -> None:
+@pytest.mark.parametrize("walker_cls", [StackWalker, LegacyStackWalker])
+def test_walk_matches_a_naive_walk_across_changing_stacks(walker_cls: type[StackWalker]) -> None:
     table = FunctionTable()
-    walker = StackWalker(table, Markers())
+    walker = walker_cls(table, Markers())
     seen: list[tuple[list[str], list[str]]] = []
 
     def leaf_a() -> None:
@@ -61,10 +69,10 @@ def test_walk_matches_a_naive_walk_across_changing_stacks() -> None:
         assert got == want
 
 
-def test_traced_view_reads_translator_locals() -> None:
+def test_legacy_traced_view_reads_translator_locals() -> None:
     table = FunctionTable()
     markers = Markers(run_codes=frozenset({Tracer.run.__code__}), traced_code=lambda loc: (loc["self"].f_code, 0))
-    walker = StackWalker(table, markers)
+    walker = LegacyStackWalker(table, markers)
     out: list[tuple[int, ...]] = []
     outer, inner = Tracer(user_fn.__code__), Tracer(test_walk_matches_a_naive_walk_across_changing_stacks.__code__)
     outer.run(lambda: inner.run(lambda: out.append(walker.walk(sys._getframe(), 1)[1])))
@@ -124,7 +132,7 @@ def test_compiler_view_starts_at_the_compile_root() -> None:
     assert outside == full_outside
 
 
-def test_attempt_is_read_fresh_even_when_its_frame_is_reused() -> None:
+def test_legacy_attempt_is_read_fresh_even_when_its_frame_is_reused() -> None:
     """The attempt loop's frame stays alive across attempts; its local changes under it."""
     table = FunctionTable()
 
@@ -135,7 +143,196 @@ def test_attempt_is_read_fresh_even_when_its_frame_is_reused() -> None:
     def leaf(got: list[int | None]) -> None:
         got.append(walker.walk(sys._getframe(), 1)[2])
 
-    walker = StackWalker(table, Markers(attempt_codes=frozenset({loop.__code__})))
+    walker = LegacyStackWalker(table, Markers(attempt_codes=frozenset({loop.__code__})))
     got: list[int | None] = []
     loop(got)
     assert got == [0, 1, 2]
+
+
+def test_traced_view_comes_from_the_hooks_stack_not_from_frames() -> None:
+    table = FunctionTable()
+    traced = TracedStacks()
+    walker = StackWalker(table, Markers(), traced)
+    tid = threading.get_ident()
+    outer = traced.enter(tid, table.code_id(user_fn.__code__, "traced"))
+    inner = traced.enter(tid, table.key_id(("Linear.weight", "parametrize.py", 1, "property")))
+    got = walker.walk(sys._getframe(), tid)
+    assert [table.info[i][0] for i in got[1]] == ["user_fn", "Linear.weight"] and got[2] is None
+    traced.exit(tid, inner)
+    assert [table.info[i][0] for i in walker.walk(sys._getframe(), tid)[1]] == ["user_fn"]
+    traced.exit(tid, outer)
+    assert walker.walk(sys._getframe(), tid)[1] == ()
+    assert walker.walk(sys._getframe(), tid + 1)[1] == ()  # per thread
+
+
+def test_an_exception_unwinding_several_levels_leaves_the_traced_stack_right() -> None:
+    traced = TracedStacks()
+    base = traced.enter(1, 10)
+    traced.enter(1, 11)
+    traced.enter(1, 12)  # exits skipped by an exception
+    traced.exit(1, base)
+    assert traced.get(1) == () and traced.depth(1) == 0
+
+
+class _Finalized:
+    """Records when the object it watches is finalized."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+    def watch(self, obj: object, name: str) -> None:
+        weakref.finalize(obj, self.log.append, name)
+
+
+class _Payload:
+    pass
+
+
+@pytest.mark.parametrize("walker_cls", [StackWalker, LegacyStackWalker])
+def test_a_walk_keeps_no_frame_alive(walker_cls: type[StackWalker]) -> None:
+    """A local of a sampled frame is freed when its function returns, not at some later sample."""
+    table = FunctionTable()
+    walker = walker_cls(table, Markers())
+    fin = _Finalized()
+
+    def sampled() -> None:
+        obj = _Payload()
+        fin.watch(obj, "obj")
+        walker.walk(sys._getframe(), 1)
+
+    sampled()
+    fin.log.append("returned")
+    walker.walk(sys._getframe(), 1)  # the next sample: the legacy walker drops the old frames here
+    if walker_cls is StackWalker:
+        assert fin.log == ["obj", "returned"]
+    else:  # the first version's bug, which the differential check must catch
+        assert fin.log == ["returned", "obj"]
+
+
+@pytest.mark.parametrize("walker_cls", [StackWalker, LegacyStackWalker])
+def test_a_walk_never_lengthens_a_local_s_life(walker_cls: type[StackWalker]) -> None:
+    """Reading ``f_locals`` caches every local in a dict on the frame (3.11): a rebound local's old
+    value then lives on until the frame ends."""
+    table = FunctionTable()
+
+    fin = _Finalized()
+
+    class Tracer:  # stands in for a translator whose ``run`` frame the legacy walker reads
+        def __init__(self) -> None:
+            self.f_code = user_fn.__code__
+
+        def run(self, then: object) -> None:
+            obj: object = _Payload()
+            fin.watch(obj, "old")
+            then()  # type: ignore[operator]
+            obj = None  # the old value must die here
+            fin.log.append("rebound")
+            del obj
+
+    walker = walker_cls(
+        table, Markers(run_codes=frozenset({Tracer.run.__code__}), traced_code=lambda loc: (loc["self"].f_code, 0))
+    )
+    Tracer().run(lambda: walker.walk(sys._getframe(), 1))
+    if walker_cls is StackWalker:
+        assert fin.log == ["old", "rebound"]
+    else:
+        assert fin.log[0] == "rebound"
+
+
+def test_the_compiler_view_stops_at_the_innermost_compile_root() -> None:
+    table = FunctionTable()
+
+    def compile_root(then: object) -> object:
+        return then()  # type: ignore[operator]
+
+    walker = StackWalker(table, Markers(root_codes=frozenset({compile_root.__code__})))
+    got: list[list[str]] = []
+    compile_root(lambda: compile_root(lambda: got.append(_names(table, walker.walk(sys._getframe(), 1)[0]))))
+    (names,) = got
+    assert names.count(names[0]) == 1 and names[0].endswith("compile_root")
+
+
+def test_orphaned_frames_tells_a_returned_frame_from_a_running_one() -> None:
+    def running() -> bool:
+        return orphaned_frames([sys._getframe()])
+
+    def returned() -> FrameType:
+        return sys._getframe()
+
+    assert running() is False
+    assert orphaned_frames([returned()]) is True
+
+
+def test_signal_handler_holds_the_garbage_collector_off() -> None:
+    table = FunctionTable()
+    s = Sampler(StackWalker(table, Markers()), 1000.0, lambda tid: ("0/0", 0), lambda items: None)
+    assert s.main_tid is not None
+    s._last_ns[s.main_tid] = 0
+    seen: list[bool] = []
+    real = s._record
+
+    def record(*a: object) -> None:
+        seen.append(gc.isenabled())
+        real(*a)  # type: ignore[arg-type]
+
+    s._record = record  # type: ignore[method-assign]
+    assert gc.isenabled()
+    s._on_signal(14, sys._getframe())
+    assert seen == [False] and gc.isenabled() and s.samples == 1
+    gc.disable()
+    try:  # a script that runs with the collector off keeps it off
+        s._on_signal(14, sys._getframe())
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_thread_sampler_hands_a_returned_frame_to_the_compiling_thread() -> None:
+    """A frame that returned while the sampler thread held it is not dropped on that thread."""
+    table = FunctionTable()
+    s = Sampler(StackWalker(table, Markers()), 1000.0, lambda tid: ("0/0", 0), lambda items: None, use_signal=False)
+    fin = _Finalized()
+
+    def returned() -> FrameType:
+        obj = _Payload()
+        fin.watch(obj, "obj")
+        return sys._getframe()
+
+    s._release([returned()])
+    assert fin.log == [] and s.orphaned == 1
+    s.window_ended(threading.get_ident())  # on the compiling thread, outside the compile
+    assert fin.log == ["obj"]
+    s._release([sys._getframe()])
+    assert s.orphaned == 1
+
+
+def test_thread_sampler_samples_another_thread() -> None:
+    table = FunctionTable()
+    emitted: list[list[object]] = []
+    s = Sampler(StackWalker(table, Markers()), 2000.0, lambda tid: ("0/0", 0), emitted.extend, use_signal=False)
+    stop = threading.Event()
+
+    def busy_compile_stand_in() -> None:
+        while not stop.is_set():
+            sum(range(200))
+
+    t = threading.Thread(target=busy_compile_stand_in)
+    t.start()
+    assert t.ident is not None
+    s.window_started(t.ident)
+    time.sleep(0.2)
+    s.window_ended(t.ident)
+    stop.set()
+    t.join()
+    s.stop()
+    assert s.samples > 5 and s.errors == 0
+    names = {table.info[i][0] for row in emitted for i in row[3]}  # type: ignore[union-attr]
+    assert any("busy_compile_stand_in" in n for n in names)
+
+
+def test_a_low_achieved_rate_is_said() -> None:
+    table = FunctionTable()
+    s = Sampler(StackWalker(table, Markers()), 1000.0, lambda tid: ("0/0", 0), lambda items: None)
+    s.samples, s.window_seconds = 100, 1.0  # 100 Hz of the 1,000 asked
+    s.stop()
+    assert any("achieved 100 of the 1,000 samples/s" in n for n in s.notes)

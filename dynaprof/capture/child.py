@@ -31,7 +31,7 @@ from typing import Any
 from dynaprof import __version__
 from dynaprof.capture.journal import JournalWriter
 from dynaprof.capture.sampler import Sampler
-from dynaprof.capture.stacks import FunctionTable, StackWalker
+from dynaprof.capture.stacks import FunctionTable, make_walker
 
 CONFIG_ENV = "DYNAPROF_CHILD"
 
@@ -134,7 +134,7 @@ class Child:
                 rec.warn(f"--torch-trace: cannot write a TORCH_TRACE log ({type(e).__name__}: {e})")
         if self.cfg.sampler == "builtin":
             self.sampler = Sampler(
-                StackWalker(self.table, rec.markers), self.cfg.rate_hz, rec.current_key, self._emit_stacks
+                make_walker(self.table, rec.markers, rec.traced), self.cfg.rate_hz, rec.current_key, self._emit_stacks
             )
         if self.cfg.cprofile_dir:
             from dynaprof.capture.cprofile import CompileProfiler

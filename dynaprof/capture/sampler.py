@@ -10,10 +10,19 @@ Two mechanisms, chosen per thread:
 
 Each sample is weighted by the wall time since the previous sample of that thread, so sampled
 seconds add up to compile time whatever rate was achieved.
+
+A sample never changes the program (docs/reliability.md, "What a sample may do"): the cyclic
+garbage collector is held off while it runs (an allocation could otherwise start a collection that
+finalizes unrelated user objects right there), it runs no user or torch code, and it drops every
+frame reference before it ends. In the signal handler that is enough: the frames below the
+handler cannot return while it runs. A sampler thread reads another thread, which can run when
+the GIL changes hands mid-sample; if a frame it holds returned meanwhile, the references are
+handed to the compiling thread, which drops them at the end of its compile (counted in the notes).
 """
 
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 import threading
@@ -22,7 +31,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from dynaprof.capture.stacks import Aggregate, StackWalker
+from dynaprof.capture.stacks import Aggregate, StackWalker, orphaned_frames
 
 #: (thread id) -> (frame key, attempt) of the innermost compile running on that thread
 CurrentWindow = Callable[[int], tuple[str | None, int] | None]
@@ -59,6 +68,10 @@ class Sampler:
         self.errors = 0
         self.window_seconds = 0.0
         self.notes: list[str] = []
+        #: frame lists a sampler thread could not drop safely (see ``_release``), dropped later on
+        #: the compiling thread; and how many times that happened
+        self._orphans: list[list[FrameType]] = []
+        self.orphaned = 0
 
     # -- window bookkeeping (called on the compiling thread) -------------------------------
     def window_started(self, tid: int) -> None:
@@ -81,6 +94,9 @@ class Sampler:
             self._disarm()
         self._active.discard(tid)
         self.flush()
+        if self._orphans:  # outside the compile, on the compiling thread: the least surprising place
+            with self._thread_lock:
+                self._orphans = []
 
     # -- signal timer on the main thread --------------------------------------------------
     def _arm(self) -> bool:
@@ -113,6 +129,9 @@ class Sampler:
         if last is None or frame is None or tid is None:
             return
         self._in_handler = True
+        collecting = gc.isenabled()
+        if collecting:
+            gc.disable()
         try:
             now = time.perf_counter_ns()
             self._last_ns[tid] = now
@@ -120,7 +139,10 @@ class Sampler:
         except Exception as e:  # an exception here would surface inside Dynamo's code
             self._failed(e)
         finally:
+            frame = None
             self._in_handler = False
+            if collecting:
+                gc.enable()
 
     # -- sampler thread for other threads ---------------------------------------------------
     def _ensure_thread(self) -> None:
@@ -135,20 +157,46 @@ class Sampler:
                 self._wake.clear()
                 continue
             time.sleep(self.interval)
+            self._sample_threads()
+
+    def _sample_threads(self) -> None:
+        collecting = gc.isenabled()
+        if collecting:
+            gc.disable()
+        try:
+            # every thread's top frame, then each frame walked: each held exactly once, in ``held``
             frames = sys._current_frames()
+            tids = list(frames)
+            held: list[FrameType] = list(frames.values())
+            frames.clear()
+            del frames
             now = time.perf_counter_ns()
             for tid in list(self._active):
-                frame = frames.get(tid)
                 last = self._last_ns.get(tid)
-                if frame is None or last is None:
+                if last is None or tid not in tids:
                     continue
                 self._last_ns[tid] = now
                 with self._thread_lock:
                     try:
-                        self._record(frame, tid, (now - last) / 1e9, self._thread_agg)
+                        self._record(held[tids.index(tid)], tid, (now - last) / 1e9, self._thread_agg, held)
                     except Exception as e:
                         self._failed(e)
-            del frames
+            self._release(held)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _release(self, held: list[FrameType]) -> None:
+        """Drop a sample's frame references, unless one of them is the last reference to a frame
+        whose function returned while we held it: dropping that here would run its locals'
+        finalizers on this thread. Such a list is kept and dropped by the compiling thread at the
+        end of its compile instead."""
+        if orphaned_frames(held):
+            self.orphaned += 1
+            with self._thread_lock:
+                self._orphans.append(held)
+        else:
+            held.clear()  # one C call: nothing in it runs Python code
 
     # -- shared ----------------------------------------------------------------------------
     def _failed(self, e: Exception) -> None:
@@ -156,10 +204,12 @@ class Sampler:
         if self.errors == 1:
             self.notes.append(f"sampler: a sample failed and was dropped ({type(e).__name__}: {e})")
 
-    def _record(self, frame: FrameType, tid: int, seconds: float, agg: Aggregate) -> None:
+    def _record(
+        self, frame: FrameType, tid: int, seconds: float, agg: Aggregate, keep: list[FrameType] | None = None
+    ) -> None:
         cur = self.current(tid)
         key, fallback_attempt = cur if cur is not None else (None, 0)
-        compiler, traced, attempt = self.walker.walk(frame, tid)
+        compiler, traced, attempt = self.walker.walk(frame, tid, keep)
         agg.add((key, fallback_attempt if attempt is None else attempt, tid, compiler, traced), seconds)
         self.samples += 1
 
@@ -182,6 +232,18 @@ class Sampler:
         if self._thread is not None:
             self._thread.join(timeout=1.0)
         self.flush()
+        self._orphans = []
+        if self.orphaned:
+            self.notes.append(
+                f"sampler thread: {self.orphaned} sample(s) held a frame whose function returned meanwhile; "
+                "its references were dropped at the end of that compile, not on the sampler thread"
+            )
+        hz = self.achieved_hz
+        if hz is not None and self.samples >= 10 and hz < self.rate_hz / 2:
+            self.notes.append(
+                f"the sampler achieved {hz:,.0f} of the {self.rate_hz:,.0f} samples/s asked (the compiling thread "
+                "was busy in C code or the machine was loaded): the pictures are coarser than asked"
+            )
 
     @property
     def achieved_hz(self) -> float | None:

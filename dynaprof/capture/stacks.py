@@ -1,21 +1,28 @@
 """Turning live Python frames into the two stack views, and aggregating samples.
 
-A sample walks the compiling thread's frames root-first and produces:
-* the *compiler* stack: the real Python functions (dynaprof's own wrappers left out);
-* the *traced* stack: the user functions Dynamo was symbolically executing, read from the
-  ``self.f_code`` of each instruction translator's ``run`` frame, with the ``@property`` being
-  resolved (``Owner.name``) inserted where Dynamo entered a getter.
+A sample produces:
+* the *compiler* stack: the real Python functions from Dynamo's per-frame compile entry up to the
+  interrupted frame (dynaprof's own wrappers left out), read by walking ``f_back``;
+* the *traced* stack: the user functions Dynamo was symbolically executing, with the ``@property``
+  being resolved (``Owner.name``) where Dynamo entered a getter. It is not read from frames at all:
+  the hooks around Dynamo's translator loop and property resolution push and pop function ids on
+  a per-thread list (``TracedStacks``), and a sample copies that list.
 
-Which frames are Dynamo's translators is told by ``dynaprof.capture.torch_hooks`` (the only
-module that knows torch's internals) through ``Markers``. Everything here must be safe to run
-inside a signal handler that interrupted the compiling thread: no locks, and only operations
-that stay consistent if interrupted (``itertools.count`` ids, ``dict.setdefault``).
+A sample must never change the program (docs/reliability.md): it runs no user or torch code,
+never reads ``f_locals`` (in 3.11 that caches every local on the frame and lengthens their lives),
+and holds no frame beyond the sample that read it, so no object's last reference can drop inside
+the signal handler. Everything here stays consistent if interrupted by the next signal:
+no locks, only ``itertools.count`` ids and ``dict.setdefault``.
+
+Which code objects are Dynamo's compile entry is told by ``dynaprof.capture.torch_hooks`` (the only
+module that knows torch's internals) through ``Markers``.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
@@ -23,12 +30,18 @@ from typing import Any
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
+#: Test-only switch: ``DYNAPROF_LEGACY_WALKER=1`` selects the first version's walker, which kept
+#: the previous sample's frames alive and read translator locals. It perturbs the profiled program
+#: (tests/test_differential.py shows it); it exists so the differential check can prove it fails.
+LEGACY_WALKER_ENV = "DYNAPROF_LEGACY_WALKER"
+
 FunctionKey = tuple[str, str, int, str]  # name, filename, first line, kind
 
 
 @dataclass
 class Markers:
-    """Code objects that mark Dynamo's translator loop and property resolution."""
+    """Code objects that mark Dynamo's compile entry (and, for the legacy walker only, its
+    translator loop, property resolution and attempt loop, read through frame locals)."""
 
     run_codes: frozenset[CodeType] = frozenset()
     property_codes: frozenset[CodeType] = frozenset()
@@ -106,50 +119,67 @@ class Aggregate:
             cur[1] += seconds
 
 
-_PLAIN, _OWN, _RUN, _PROPERTY, _ATTEMPT, _ROOT = range(6)
+class TracedStacks:
+    """Per thread: ids of the user functions (and properties) Dynamo is tracing, outermost first.
+
+    Written only by hooks running on that thread (push on entry, truncate on exit, so an exception
+    that unwinds several levels leaves the list right); read by samples, which copy it. Holds ints
+    only: no reference to a translator, a frame or a user object.
+    """
+
+    def __init__(self) -> None:
+        self._by_thread: dict[int, list[int]] = {}
+
+    def enter(self, tid: int, fid: int) -> int:
+        """Push ``fid``; returns the depth to truncate back to on exit."""
+        stack = self._by_thread.get(tid)
+        if stack is None:
+            stack = self._by_thread.setdefault(tid, [])
+        depth = len(stack)
+        stack.append(fid)
+        return depth
+
+    def exit(self, tid: int, depth: int) -> None:
+        stack = self._by_thread.get(tid)
+        if stack is not None:
+            del stack[depth:]
+
+    def depth(self, tid: int) -> int:
+        stack = self._by_thread.get(tid)
+        return len(stack) if stack is not None else 0
+
+    def get(self, tid: int | None) -> tuple[int, ...]:
+        stack = self._by_thread.get(tid) if tid is not None else None
+        return tuple(stack) if stack else ()
+
+    def forget(self, tid: int) -> None:
+        stack = self._by_thread.get(tid)
+        if stack is not None and not stack:
+            self._by_thread.pop(tid, None)
 
 
-@dataclass
-class _Chain:
-    """The previous sample of one thread: its frames (root first), where each frame sits, and the
-    (compiler length, traced length, index of the attempt-loop frame or -1, index of the compile root
-    or -1) reached after each frame."""
-
-    frames: list[FrameType] = field(default_factory=list)
-    index: dict[int, int] = field(default_factory=dict)
-    state: list[tuple[int, int, int, int]] = field(default_factory=list)
-    compiler: list[int] = field(default_factory=list)
-    traced: list[int] = field(default_factory=list)
+_PLAIN, _OWN, _ROOT = 0, 1, 2
 
 
 class StackWalker:
-    """Walks a thread's frames into (compiler ids, traced ids, attempt), fast.
+    """Walks a thread's frames into (compiler ids, traced ids, attempt), holding nothing.
 
-    Two savings keep a sample in the tens of microseconds on 100-deep Dynamo stacks: each code
-    object is classified once (one dict lookup per frame afterwards), and the previous sample's
-    frames are remembered so only the frames that changed since are examined (the root-side part
-    of the stack is reused, including what was read from translator locals). The previous chain is
-    held by strong reference, so a frame object seen again is the same live frame, not a reused
-    address.
+    Each code object is classified once (a dict lookup per frame afterwards: ~8 us for Dynamo's
+    80-deep stacks). The walk stops at Dynamo's compile entry: the frames below it are the user's
+    call site, recorded once per compile. The traced view comes from ``TracedStacks``; the attempt
+    from the compile window (``None`` here), so no frame's locals are ever read.
     """
 
-    def __init__(self, table: FunctionTable, markers: Markers) -> None:
+    def __init__(self, table: FunctionTable, markers: Markers, traced: TracedStacks | None = None) -> None:
         self.table = table
         self.markers = markers
+        self.traced = traced if traced is not None else TracedStacks()
         self._codes: dict[CodeType, tuple[int, int]] = {}
-        self._prev: dict[int | None, _Chain] = {}
 
     def _classify(self, code: CodeType) -> tuple[int, int]:
-        m = self.markers
         if os.path.dirname(os.path.abspath(code.co_filename)) == _HERE:
             kind = _OWN
-        elif code in m.run_codes:
-            kind = _RUN
-        elif code in m.property_codes:
-            kind = _PROPERTY
-        elif code in m.attempt_codes:
-            kind = _ATTEMPT
-        elif code in m.root_codes:
+        elif code in self.markers.root_codes:
             kind = _ROOT
         else:
             kind = _PLAIN
@@ -158,67 +188,56 @@ class StackWalker:
         return info
 
     def walk(
-        self, frame: FrameType | None, tid: int | None = None
+        self, frame: FrameType | None, tid: int | None = None, keep: list[FrameType] | None = None
     ) -> tuple[tuple[int, ...], tuple[int, ...], int | None]:
-        """(compiler ids, traced ids, attempt) for the stack ending at ``frame``."""
-        prev = self._prev.get(tid)
-        if prev is None:
-            prev = self._prev[tid] = _Chain()
-        index, prev_frames = prev.index, prev.frames
-        fresh: list[FrameType] = []
-        f = frame
-        base = -1
-        while f is not None:
-            j = index.get(id(f))
-            if j is not None and prev_frames[j] is f:
-                base = j
-                break
-            fresh.append(f)
-            f = f.f_back
-        # forget the frames of the previous sample that are gone
-        for gone in prev_frames[base + 1 :]:
-            index.pop(id(gone), None)
-        del prev_frames[base + 1 :]
-        del prev.state[base + 1 :]
-        if base >= 0:
-            n_comp, n_traced, loop, root = prev.state[base]
-            del prev.compiler[n_comp:]
-            del prev.traced[n_traced:]
-        else:
-            prev.compiler.clear()
-            prev.traced.clear()
-            loop = -1
-            root = -1
-        compiler, traced, state = prev.compiler, prev.traced, prev.state
+        """(compiler ids, traced ids, None) for the stack ending at ``frame``.
+
+        ``keep``: for a sampler thread reading another thread's stack, every frame visited after
+        ``frame`` is appended there instead of being dropped, so the caller decides when (and on
+        which thread) those references go (``release_frames``)."""
         codes = self._codes
-        m = self.markers
-        for fr in reversed(fresh):
-            code = fr.f_code
-            info = codes.get(code) or self._classify(code)
+        ids: list[int] = []
+        f = frame
+        while f is not None:
+            code = f.f_code
+            info = codes.get(code)
+            if info is None:
+                info = self._classify(code)
             kind = info[1]
             if kind != _OWN:
-                compiler.append(info[0])
-                if kind == _RUN:
-                    got = m.traced_code(fr.f_locals)
-                    if got is not None:
-                        traced.append(self.table.code_id(got[0], "traced"))
-                elif kind == _PROPERTY:
-                    key = m.property_key(fr.f_locals)
-                    if key is not None:
-                        traced.append(self.table.key_id(key))
-                elif kind == _ROOT and root < 0:
-                    root = len(compiler) - 1
-                elif kind == _ATTEMPT:
-                    loop = len(prev_frames)
-            index[id(fr)] = len(prev_frames)
-            prev_frames.append(fr)
-            state.append((len(compiler), len(traced), loop, root))
-        attempt = None
-        if loop >= 0:  # the loop variable changes while its frame lives: read it every time
-            a = prev_frames[loop].f_locals.get("attempt")
-            attempt = a if isinstance(a, int) else None
-        return tuple(compiler[root:] if root > 0 else compiler), tuple(traced), attempt
+                ids.append(info[0])
+                if kind == _ROOT:
+                    break
+            f = f.f_back
+            if keep is not None and f is not None:
+                keep.append(f)
+        f = None
+        ids.reverse()
+        return tuple(ids), self.traced.get(tid), None
 
     def forget(self, tid: int | None) -> None:
-        """Drop the remembered chain (and the frame references) once a thread stops compiling."""
-        self._prev.pop(tid, None)
+        """Nothing is remembered between samples; kept for the sampler's interface."""
+
+
+def orphaned_frames(held: list[FrameType]) -> bool:
+    """Whether any frame in ``held`` is referenced by nothing but ``held``: its function returned
+    while a sampler thread held it, so dropping ``held`` would finalize that frame's locals on the
+    sampler thread. The caller then keeps the list and lets the compiling thread drop it.
+
+    A frame still executing is also referenced by its interpreter frame; a returned frame whose
+    caller we hold references that caller (``f_back``), so the innermost returned frame is the one
+    with no other reference, and finding it is enough."""
+    for fr in held:  # noqa: SIM110 - a generator would add a reference and break the count
+        # references: the list slot, ``fr`` and getrefcount's argument
+        if sys.getrefcount(fr) <= 3:
+            return True
+    return False
+
+
+def make_walker(table: FunctionTable, markers: Markers, traced: TracedStacks) -> StackWalker:
+    """The walker, or the legacy one when the test-only switch is set."""
+    if os.environ.get(LEGACY_WALKER_ENV) == "1":
+        from dynaprof.capture.legacy_walker import LegacyStackWalker
+
+        return LegacyStackWalker(table, markers)  # type: ignore[return-value]
+    return StackWalker(table, markers, traced)

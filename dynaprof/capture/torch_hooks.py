@@ -11,6 +11,9 @@ would have given are recorded as unknown):
 * ``UserDefinedObjectVariable.resolve_data_descriptor``: exact time and count per traced
   ``@property`` (parametrizations inject one per parameter).
 * ``InliningInstructionTranslator.inline_call``: inlined-call counts.
+* ``InstructionTranslatorBase.run``: the traced user stack for samples (pushed and popped as ids
+  on ``TracedStacks``: samples never read frame locals) and the attempt index (one root
+  translator runs per attempt).
 * ``InstructionTranslatorBase.log_graph_break``: where each graph break happened.
 * ``config.dynamo_profiler`` + ``DynamoProfilerState.dump_stats`` (2.13): torch's own per-inline
   tracing times, captured silently.
@@ -33,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynaprof.capture.stacks import FunctionKey, FunctionTable, Markers
+from dynaprof.capture.stacks import FunctionKey, FunctionTable, Markers, TracedStacks
 
 PARAMETRIZE_MODULE = "torch.nn.utils.parametrize"
 _METRIC_DROP = re.compile(r"(_config|stack_trace|^graph_node_shapes$|_keys$|^inductor_provenance$)")
@@ -70,6 +73,9 @@ class Window:
     props: dict[tuple[str, str], PropStat] = field(default_factory=dict)
     prop_depth: int = 0
     inlines: int = 0
+    #: depth of the thread's traced stack when this compile began, and root translator runs so far
+    traced_base: int = 0
+    root_runs: int = 0
 
 
 def property_key(vt: Any, name: str, type_attr: Any) -> tuple[FunctionKey, PropStat] | None:
@@ -214,6 +220,7 @@ class Recorder:
         self._keys_used: set[str] = set()
         self._key_by_cid: dict[str, str] = {}  # latest key given to each compile id
         self.markers = Markers()
+        self.traced = TracedStacks()
         self._counters: Any = None
 
     # -- time & helpers ---------------------------------------------------------------------
@@ -229,7 +236,7 @@ class Recorder:
         w = self.current(tid)
         if w is None:
             return None
-        return (w.key, w.attempt if "phases" in self.hooks else -1)
+        return (w.key, w.attempt if "phases" in self.hooks or "traced_stack" in self.hooks else -1)
 
     def _key_for(self, compile_id: str) -> str:
         """The compile id, made unique: after a reset ids repeat, so later ones get "#<gen>"."""
@@ -271,6 +278,7 @@ class Recorder:
             ("metrics", self._hook_metrics),
             ("reset", self._hook_reset),
             ("properties", self._hook_properties),
+            ("traced_stack", self._hook_translator_run),
             ("inlines", self._hook_inlines),
             ("graph_breaks", self._hook_graph_breaks),
             ("markers", self._install_markers),
@@ -318,6 +326,7 @@ class Recorder:
         tid = threading.get_ident()
         cid = compile_id or "?"
         win = Window(self._key_for(cid), cid, tid, time.time_ns(), graph_breaks_before=self._graph_break_counts())
+        win.traced_base = self.traced.depth(tid)
         stack = self.windows.setdefault(tid, [])
         stack.append(win)
         self.emit(
@@ -382,7 +391,9 @@ class Recorder:
         stack = self.windows.get(win.tid, [])
         if stack and stack[-1] is win:
             stack.pop()
+        self.traced.exit(win.tid, win.traced_base)  # in case an exception skipped a hook's exit
         if not stack:
+            self.traced.forget(win.tid)
             self.on_window_end(win.tid)
         if len(self._pending_guards) > 256:
             self.flush_guards()
@@ -474,9 +485,12 @@ class Recorder:
 
         @functools.wraps(orig)
         def resolve_data_descriptor(vt: Any, tx: Any, name: Any, type_attr: Any, *a: Any, **k: Any) -> Any:
-            win = recorder.current(threading.get_ident())
+            tid = threading.get_ident()
+            win = recorder.current(tid)
             if win is None or not isinstance(type_attr, property):
                 return orig(vt, tx, name, type_attr, *a, **k)
+            got = property_key(vt, str(name), type_attr)
+            depth = recorder.traced.enter(tid, recorder.table.key_id(got[0])) if got is not None else None
             outer = win.prop_depth == 0
             win.prop_depth += 1
             t = time.perf_counter_ns()
@@ -484,20 +498,47 @@ class Recorder:
                 return orig(vt, tx, name, type_attr, *a, **k)
             finally:
                 win.prop_depth -= 1
-                recorder._count_property(win, vt, str(name), type_attr, (time.perf_counter_ns() - t) / 1e9, outer)
+                if depth is not None:
+                    recorder.traced.exit(tid, depth)
+                if got is not None:
+                    recorder._count_property(win, vt, got, (time.perf_counter_ns() - t) / 1e9, outer)
 
         UDO.resolve_data_descriptor = resolve_data_descriptor
 
-    def _count_property(self, win: Window, vt: Any, name: str, type_attr: Any, seconds: float, outer: bool) -> None:
-        got = property_key(vt, name, type_attr)
-        if got is None:
-            return
+    def _count_property(
+        self, win: Window, vt: Any, got: tuple[FunctionKey, PropStat], seconds: float, outer: bool
+    ) -> None:
         (label, gfile, _gline, _kind), fresh = got
         stat = win.props.setdefault((label, gfile), fresh)
         stat.count += 1
         stat.instances.add(id(getattr(vt, "value", vt)))
         if outer:
             stat.seconds += seconds
+
+    def _hook_translator_run(self) -> None:
+        ITB = _private("torch._dynamo.symbolic_convert").InstructionTranslatorBase
+
+        orig = ITB.run
+        recorder = self
+        traced = self.traced
+
+        @functools.wraps(orig)
+        def run(tx: Any, *a: Any, **k: Any) -> Any:
+            tid = threading.get_ident()
+            win = recorder.current(tid)
+            code = getattr(tx, "f_code", None)
+            if win is None or code is None:
+                return orig(tx, *a, **k)
+            if traced.depth(tid) <= win.traced_base:  # the root translator: one per attempt
+                win.root_runs += 1
+                win.attempt = win.root_runs - 1
+            depth = traced.enter(tid, recorder.table.code_id(code, "traced"))
+            try:
+                return orig(tx, *a, **k)
+            finally:
+                traced.exit(tid, depth)
+
+        ITB.run = run
 
     def _hook_inlines(self) -> None:
         IIT = _private("torch._dynamo.symbolic_convert").InliningInstructionTranslator
@@ -539,10 +580,12 @@ class Recorder:
         ITB.log_graph_break = log_graph_break
 
     def _install_markers(self) -> None:
+        """The compile entry for every walker; the rest only for the legacy walker (test-only),
+        which reads them through frame locals."""
         cf = _private("torch._dynamo.convert_frame")
         ITB = _private("torch._dynamo.symbolic_convert").InstructionTranslatorBase
 
-        run_code = ITB.run.__code__
+        run_code = inspect.unwrap(ITB.run).__code__
         prop_codes = frozenset({self._rdd_code}) if hasattr(self, "_rdd_code") else frozenset()
         attempt_codes = frozenset(_attempt_loop_codes(cf))
 
