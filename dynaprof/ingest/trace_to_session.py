@@ -491,6 +491,10 @@ def _phases(spans: _Spans) -> dict[str, float]:
     return out
 
 
+def _no_id_file(f: FrameAcc) -> str:
+    return "<no compile id>" if f.compile_id == NO_ID else ""
+
+
 def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, expect_metrics: bool) -> CompiledFrame:
     """The CompiledFrame of an accumulated frame; unknown facts stay None."""
     m = f.metrics or {}
@@ -544,7 +548,7 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
         trace_id=f.compile_id + (f"_{restarts}" if restarts else ""),
         generation=f.generation,
         name=name if isinstance(name, str) else (site[-1].name if site else ""),
-        filename=filename if isinstance(filename, str) else (site[-1].filename if site else ""),
+        filename=filename if isinstance(filename, str) else (site[-1].filename if site else _no_id_file(f)),
         lineno=lineno if lineno is not None else (site[-1].lineno if site else 0),
         thread=f.thread or 0,
         thread_name="",

@@ -107,7 +107,8 @@ def cache_totals(frames: list[CompiledFrame]) -> dict[str, CacheStats]:
             t.bypasses += c.bypasses
             if c.time_saved_s is not None:
                 t.time_saved_s = (t.time_saved_s or 0.0) + c.time_saved_s
-    return dict(sorted(out.items()))
+    order = list(CACHE_LABELS)
+    return dict(sorted(out.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), kv[0])))
 
 
 def _plural(n: int, one: str, many: str) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from dynaprof import fmt
 from dynaprof.analysis.findings import findings, hottest, totals
+from dynaprof.model.cache import cache_line, cache_totals
 from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, FunctionRef, Session
 from dynaprof.render.base import Files, RenderContext
 
@@ -195,6 +196,8 @@ def _header(s: Session, rows: int) -> str:
     status = "" if s.run.complete else f" (incomplete: {md_escape(s.run.end_reason)})"
     lines = [f"### dynaprof: {md_escape(s.run.target)}{status}", "",
              f"**Verdict:** {md_escape(hottest(s), 600)}", "", f"**Totals:** {totals_line(s)}", ""]
+    if (cache := cache_line(cache_totals(s.frames))) is not None:
+        lines += [f"**Cache:** {md_escape(cache, 400)}", ""]
     lines.append(" · ".join(f"[{label}]({path})" for label, path in artifact_links(s)))
     found = findings(s)[1:]  # the first one is the verdict
     if found:
@@ -254,6 +257,14 @@ def _reasons(s: Session, rows: int) -> str:
                 for r, n, ids in rr[:rows]]
         out.append(details(f"Restart reasons ({sum(n for _, n, _ in rr):,})",
                            md_table(["reason", "times", "frames"], body, len(rr), "reasons", "lrl")))
+    failed = [f for f in frames_by_time(s) if f.status == "failed"]
+    if failed:
+        body = [[md_escape(frame_id(f)), md_escape(f.fail_type or "?"),
+                 md_escape(fmt.location(f.fail_filename, f.fail_lineno)) if f.fail_filename else "",
+                 md_escape(f.fail_reason or "", 300)] for f in failed[:rows]]
+        out.append(details(f"Failed compiles ({len(failed):,})",
+                           md_table(["compile id", "failure", "user code", "reason"], body, len(failed),
+                                    "failures", "llll")))
     gb = graph_break_reasons(s)
     if gb:
         body = [[md_escape(r), md_escape(loc), f"{n:,}"] for r, loc, n in gb[:rows]]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dynaprof import fmt
 from dynaprof.analysis.findings import findings, hottest, parametrization_summary, totals
+from dynaprof.model.cache import cache_line, cache_totals
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, CompiledFrame, Session
 from dynaprof.render.base import Files, RenderContext
 
@@ -63,6 +64,12 @@ def summary_text(session: Session, max_rows: int = 12) -> str:
         f"{t['restarts']} restarts, {t['graph_breaks']} graph breaks, {fmt.count(t['guards'])} guards"  # type: ignore[arg-type]
         + (f", {t['failed']} failed" if t["failed"] else "")
     )
+    if (cache := cache_line(cache_totals(session.frames))) is not None:
+        lines.append(f"  {cache}")
+    for f in [f for f in frames if f.status == "failed"][:3]:
+        where = f" at {fmt.location(f.fail_filename, f.fail_lineno)}" if f.fail_filename else ""
+        reason = fmt.one_line(f.fail_reason or "", 120)
+        lines.append(fmt.terminal_safe(f"  failed: {f.trace_id} {f.fail_type or '?'}{where}: {reason}"))
     if session.samples is not None and session.attribution:
         s = session.samples
         rate = f"{s.achieved_hz:.0f} Hz" if s.achieved_hz else "?"
