@@ -107,3 +107,50 @@ def test_property_seconds_breaks_parametrization_down() -> None:
     assert set(secs) == {"Linear.weight", "Linear.bias"}
     assert secs["Linear.weight"] == pytest.approx(0.45)
     assert isinstance(s.frames[0].properties[0], PropertyTrace)
+
+
+def test_stack_categories_agrees_with_classify_on_random_stacks() -> None:
+    """The batch path (each function's rule matches worked out once) gives classify's answer."""
+    import random
+
+    from dynaprof.analysis.attribution import final_attempts, stack_categories
+    from dynaprof.model import FunctionRef
+
+    rng = random.Random(7)
+    files = [
+        DYN + "guards.py", SP + "torch/_inductor/codecache.py", SP + "torch/_inductor/scheduler.py",
+        SP + "torch/_functorch/aot_autograd.py", SP + "torch/_subclasses/fake_tensor.py",
+        DYN + "symbolic_convert.py", DYN + "variables/user_defined.py", DYN + "variables/functions.py",
+        SP + "torch/nn/utils/parametrize.py", "/u.py", "<frozen importlib._bootstrap>",
+        "C:\\venv\\Lib\\site-packages\\torch\\_dynamo\\guards.py",
+    ]
+    names = ["f", "resolve_data_descriptor", "tp_descr_get_impl", "get_parametrized", "Linear.weight"]
+    kinds = ["python", "traced", "property", "native"]
+    funcs = [FunctionRef(rng.choice(names), rng.choice(files), i, rng.choice(kinds)) for i in range(60)]
+    stacks = [
+        Stack(
+            rng.choice(["0/0", "1/0", None]),
+            rng.choice([-1, 0, 1, 2]),
+            1,
+            [rng.randrange(60) for _ in range(rng.randint(0, 6))],
+            [rng.randrange(60) for _ in range(rng.choice([0, 0, 1, 3]))],
+            1,
+            0.01,
+        )
+        for _ in range(3000)
+    ]
+    s = make_session(
+        frames=[
+            frame("0/0", restarts=2, properties=[PropertyTrace("L.weight", "L", "w", "/p.py", 1, True, 2, 1, 0.1)]),
+            frame("1/0", restarts=0),
+        ],
+        functions=funcs,
+        stacks=stacks,
+    )
+    finals = final_attempts(s)
+    param = {"0/0"}
+    expected = [
+        classify(st, funcs, finals.get(st.frame) if st.frame is not None else None, st.frame in param) for st in stacks
+    ]
+    assert stack_categories(s) == expected
+    assert set(expected) == set(CATEGORIES)

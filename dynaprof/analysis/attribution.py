@@ -72,6 +72,19 @@ def _resolves_property(compiler: Sequence[FunctionRef]) -> bool:
     return False
 
 
+#: rules 3-8 on the compiler stack, in order: (category, file needles); the first that any compiler
+#: frame matches wins (``user_tracing`` also matches any stack with traced user code)
+_COMPILER_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("guard_building", ("torch/_dynamo/guards.py",)),
+    ("cpp_triton_compile", _CPP_TRITON),
+    ("inductor_codegen", ("torch/_inductor/",)),
+    ("aot_autograd", ("torch/_functorch/",)),
+    ("fake_tensor", _FAKE),
+    ("user_tracing", _TRACING),
+)
+_TRACING_RULE = len(_COMPILER_RULES) - 1
+
+
 def classify(
     stack: Stack, functions: Sequence[FunctionRef], final_attempt: int | None, parametrized_frame: bool = False
 ) -> str:
@@ -85,19 +98,58 @@ def classify(
     compiler = [functions[i] for i in stack.compiler]
     if not traced and parametrized_frame and _resolves_property(compiler):
         return "parametrization"
-    if _any_in(compiler, ("torch/_dynamo/guards.py",)):
-        return "guard_building"
-    if _any_in(compiler, _CPP_TRITON):
-        return "cpp_triton_compile"
-    if _any_in(compiler, ("torch/_inductor/",)):
-        return "inductor_codegen"
-    if _any_in(compiler, ("torch/_functorch/",)):
-        return "aot_autograd"
-    if _any_in(compiler, _FAKE):
-        return "fake_tensor"
+    for cat, needles in _COMPILER_RULES[:_TRACING_RULE]:
+        if _any_in(compiler, needles):
+            return cat
     if traced or _any_in(compiler, _TRACING):
         return "user_tracing"
     return "other"
+
+
+def _rule_rank(f: FunctionRef) -> int:
+    """Index of the first compiler rule this function matches on its own (len if none): a stack
+    matches rule k when any of its frames does, so its first rule is the smallest rank."""
+    path = _path(f)
+    for k, (_cat, needles) in enumerate(_COMPILER_RULES):
+        if any(n in path for n in needles):
+            return k
+    return len(_COMPILER_RULES)
+
+
+def _classify_all(
+    stacks: Sequence[Stack], functions: Sequence[FunctionRef], finals: dict[str, int], parametrized: set[str]
+) -> list[str]:
+    """``classify`` of every stack, with each function's rule matches worked out once (a big
+    session has millions of frames on its stacks but a few thousand distinct functions)."""
+    ranks = [_rule_rank(f) for f in functions]
+    param = [is_parametrization(f) for f in functions]
+    none = len(_COMPILER_RULES)
+    names = [cat for cat, _ in _COMPILER_RULES[:_TRACING_RULE]]
+    rank_of = ranks.__getitem__
+    out: list[str] = []
+    append = out.append
+    for st in stacks:
+        frame = st.frame
+        final = finals.get(frame) if frame is not None else None
+        if final is not None and 0 <= st.attempt < final:
+            append("restarts")
+            continue
+        traced = st.traced
+        if traced and any(param[i] for i in traced):
+            append("parametrization")
+            continue
+        compiler = st.compiler
+        if not traced and frame in parametrized and _resolves_property([functions[i] for i in compiler]):
+            append("parametrization")
+            continue
+        r = min(map(rank_of, compiler), default=none)
+        if r < _TRACING_RULE:
+            append(names[r])
+        elif traced or r == _TRACING_RULE:
+            append("user_tracing")
+        else:
+            append("other")
+    return out
 
 
 def final_attempts(session: Session) -> dict[str, int]:
@@ -125,12 +177,7 @@ def stack_categories(session: Session) -> list[str]:
         return _CACHE[0][3]
     finals = final_attempts(session)
     parametrized = {f.key for f in session.frames if any(p.parametrized for p in f.properties)}
-    cats = [
-        classify(
-            st, session.functions, finals.get(st.frame) if st.frame is not None else None, st.frame in parametrized
-        )
-        for st in stacks
-    ]
+    cats = _classify_all(stacks, session.functions, finals, parametrized)
     _CACHE[:] = [(stacks, session.functions, sig, cats)]
     return cats
 

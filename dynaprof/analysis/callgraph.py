@@ -31,6 +31,7 @@ import networkx as nx
 
 from dynaprof.analysis.attribution import PARAMETRIZE_FILE, classify, is_parametrization, stack_categories
 from dynaprof.analysis.pstats_tools import FuncKey, PStatsTable, total_time
+from dynaprof.analysis.stacks import stacks_by_frame
 from dynaprof.model.session import CATEGORIES, FunctionRef, Session, Stack
 
 #: (file suffix, function name) of the frames where Dynamo traces a @property (notes §7.4 rule 3)
@@ -252,46 +253,74 @@ def _mark_paths_from_root(g: nx.DiGraph, targets: Iterable[str]) -> None:
 def graph_from_samples(session: Session, frame: str | None = None, collapse: bool = False) -> nx.DiGraph:
     """The unpruned call graph of the sampled compiler stacks (of one frame key, or all).
 
-    Sums go into plain dicts first and the networkx graph is built once at the end: a big
-    session has hundreds of thousands of distinct stacks."""
+    Sums go into plain lists indexed by small integer node ids first and the networkx graph is
+    built once at the end: a big session has hundreds of thousands of distinct stacks."""
     g = nx.DiGraph()
     if session.samples is None:
         return g
     group = _grouper(collapse)
+    stacks = session.samples.stacks
     cats = stack_categories(session)
     fns = session.functions
-    node_of: dict[int, str] = {}
-    signature: dict[int, bool] = {}
-    inclusive: dict[str, float] = {}
-    self_s: dict[str, float] = {}
-    edges: dict[tuple[str, str], float] = {}
-    param_nodes: set[str] = set()
-    param_edges: set[tuple[str, str]] = set()
-    marked: set[str] = set()
-    for st, cat in zip(session.samples.stacks, cats, strict=True):
-        if (frame is not None and st.frame != frame) or not st.compiler:
+    indices: Iterable[int] = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
+    # node ids, in the order the old per-frame walk first met them (networkx keeps insertion order)
+    names: list[str] = []
+    nid_of_name: dict[str, int] = {}
+    sig_fns: set[int] = set()
+
+    def node_of(i: int) -> int:
+        f = fns[i]
+        node, disp, loc, line = group(f.filename, f.name, f.lineno)
+        n = nid_of_name.get(node)
+        if n is None:
+            n = nid_of_name[node] = len(names)
+            names.append(node)
+        _add_node(g, node, disp, loc, line, function_category(f))
+        if _is_signature(f.filename, f.name):
+            sig_fns.add(i)
+        return n
+
+    fn_nid: list[int] = [-1] * len(fns)  # function index -> node id, once met
+    met: set[int] = set()
+    inclusive: list[float] = []
+    self_s: list[float] = []
+    edges: dict[tuple[int, int], float] = {}
+    param_nodes: set[int] = set()
+    param_edges: set[tuple[int, int]] = set()
+    marked: set[int] = set()
+    nid = fn_nid.__getitem__
+    get_edge = edges.get
+    for k in indices:
+        st = stacks[k]
+        comp = st.compiler
+        if not comp:
             continue
-        path: list[str] = []
-        signature_at = -1
-        for i in st.compiler:
-            node = node_of.get(i)
-            if node is None:
-                f = fns[i]
-                node, disp, loc, line = group(f.filename, f.name, f.lineno)
-                node_of[i] = node
-                signature[i] = _is_signature(f.filename, f.name)
-                _add_node(g, node, disp, loc, line, function_category(f))
-            if not (collapse and path and path[-1] == node):  # adjacent frames of one module merge
-                path.append(node)
-            if signature[i]:
-                signature_at = len(path) - 1
+        if not met.issuperset(comp):  # functions seen for the first time, in walk order
+            for i in comp:
+                if i not in met:
+                    met.add(i)
+                    fn_nid[i] = node_of(i)
+            grow = len(names) - len(inclusive)
+            inclusive.extend([0.0] * grow)
+            self_s.extend([0.0] * grow)
+        path = list(map(nid, comp))
+        if collapse:  # adjacent frames of one module merge
+            path = [n for n, prev in zip(path, [-1, *path], strict=False) if n != prev]
         secs = st.seconds
-        for node in set(path):
-            inclusive[node] = inclusive.get(node, 0.0) + secs
-        self_s[path[-1]] = self_s.get(path[-1], 0.0) + secs
-        for pair in {(u, v) for u, v in itertools.pairwise(path) if u != v}:
-            edges[pair] = edges.get(pair, 0.0) + secs
-        if cat == "parametrization":
+        for n in set(path):
+            inclusive[n] += secs
+        self_s[path[-1]] += secs
+        for e in set(itertools.pairwise(path)):
+            if e[0] != e[1]:
+                edges[e] = get_edge(e, 0.0) + secs
+        if cats[k] == "parametrization":
+            signature_at = -1
+            if sig_fns:
+                for j, i in enumerate(comp):
+                    if i in sig_fns:
+                        signature_at = j
+                if signature_at >= 0 and collapse:  # its position once adjacent frames merged
+                    signature_at = _collapsed_index(comp, signature_at, fn_nid)
             end = signature_at if signature_at >= 0 else len(path) - 1
             for j in range(end + 1):
                 param_nodes.add(path[j])
@@ -299,18 +328,33 @@ def graph_from_samples(session: Session, frame: str | None = None, collapse: boo
                     param_edges.add((path[j - 1], path[j]))
             if signature_at >= 0:
                 marked.add(path[signature_at])
-    for node, secs in inclusive.items():
-        g.nodes[node]["inclusive_s"] += secs
-    for node, secs in self_s.items():
-        g.nodes[node]["self_s"] += secs
-    for node in param_nodes:
-        g.nodes[node]["param_path"] = True
-    for node in marked:
-        g.nodes[node]["parametrization"] = True
-        g.nodes[node]["category"] = "parametrization"
-    for (u, v), secs in sorted(edges.items()):
-        g.add_edge(u, v, calls=None, seconds=secs, param_path=(u, v) in param_edges)
+    nodes = g.nodes
+    for n, secs in enumerate(inclusive):
+        if secs:
+            nodes[names[n]]["inclusive_s"] += secs
+    for n, secs in enumerate(self_s):
+        if secs:
+            nodes[names[n]]["self_s"] += secs
+    for n in param_nodes:
+        nodes[names[n]]["param_path"] = True
+    for n in marked:
+        nodes[names[n]]["parametrization"] = True
+        nodes[names[n]]["category"] = "parametrization"
+    named = sorted(((names[u], names[v]), secs, (u, v) in param_edges) for (u, v), secs in edges.items())
+    g.add_edges_from((u, v, {"calls": None, "seconds": secs, "param_path": p}) for (u, v), secs, p in named)
     return g
+
+
+def _collapsed_index(comp: list[int], j: int, fn_nid: list[int]) -> int:
+    """Where frame ``j`` of a compiler stack lands once adjacent frames of one node are merged."""
+    out = -1
+    prev = -1
+    for i in comp[: j + 1]:
+        n = fn_nid[i]
+        if n != prev:
+            out += 1
+        prev = n
+    return out
 
 
 def prune(
