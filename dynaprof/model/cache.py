@@ -5,8 +5,9 @@ run, ``ingest.trace_to_session`` for a TORCH_TRACE log). Torch marks each cache 
 chromium *instant* event (``fx_graph_cache_hit``, ``autograd_cache_miss``, ...), which the live
 capture journals as a ``span`` record with ``ph == "i"``, and, in a TORCH_TRACE log, an
 ``artifact`` record of the same outcome (``fx_graph_cache_hit``, ``aotautograd_cache_bypass``, ...:
-what tlparse lists per compile). The artifacts are counted when a compile has them, else the
-instant events (never both: they mark the same lookups), else CompilationMetrics' counters
+what tlparse lists per compile). A compile's artifacts are counted when it has any (some torch
+versions log an AOTAutograd miss only as an instant event: then, as in tlparse, it is not counted),
+else its instant events (never both: they mark the same lookups), else CompilationMetrics' counters
 (``inductor_fx_local_cache_hit_count``, ``aotautograd_remote_cache_miss_count``, ...).
 """
 
@@ -76,12 +77,9 @@ class CacheTally:
 
     def result(self, metrics: Mapping[str, Any] | None = None) -> dict[str, CacheStats]:
         out: dict[str, CacheStats] = {}
+        source = self.artifacts or self.events  # one or the other: they mark the same lookups
         for cache in CACHE_LABELS:
-            counts: dict[str, int] = {}
-            for source in (self.artifacts, self.events):
-                counts = {o: source[(cache, o)] for o in OUTCOMES if source[(cache, o)]}
-                if counts:
-                    break
+            counts = {o: source[(cache, o)] for o in OUTCOMES if source[(cache, o)]}
             if not counts and metrics:
                 for (c, o), fields in _METRIC_COUNTERS.items():
                     n = sum(v for f in fields if isinstance(v := metrics.get(f), int) and not isinstance(v, bool))
