@@ -64,14 +64,17 @@ def ours(f: CompiledFrame, field: str) -> Any:
     return f.metrics.get(field)
 
 
-def tlparse_view(tlparse: str, log: Path, out: Path) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, Counter[str]]]:
+Entries = list[tuple[str, dict[str, Any]]]
+
+
+def tlparse_view(tlparse: str, log: Path, out: Path) -> tuple[Entries, dict[str, Counter[str]]]:
     """(compile id, metrics) per compilation_metrics entry tlparse shows, in log order, and the
     cache markers tlparse lists per compile id (attempts folded together)."""
     r = subprocess.run([tlparse, str(log), "-o", str(out), "--overwrite", "--no-browser"],
                        capture_output=True, timeout=300)  # fmt: skip
     if r.returncode != 0:
         raise RuntimeError(f"tlparse exit {r.returncode}: {r.stderr.decode(errors='replace')[-300:]}")
-    entries: list[tuple[str, dict[str, Any]]] = []
+    entries: Entries = []
     for line in (out / "raw.jsonl").read_text(errors="replace").splitlines():
         row = json.loads(line)
         m = row.get("compilation_metrics")
@@ -131,7 +134,8 @@ def compare(log: Path, tlparse: str, tmp: Path) -> tuple[bool, list[str], dict[s
         n["strict_same"] += tl_ok == dp_ok
         return not diffs and tl_ok == dp_ok, diffs + ([] if tl_ok == dp_ok else ["--strict verdicts differ"]), n
     if tl_ok != dp_ok:
-        diffs.append(f"--strict: tlparse {'accepts' if tl_ok else 'rejects'}, dynaprof {'accepts' if dp_ok else 'rejects'}")
+        verdict = {True: "accepts", False: "rejects"}
+        diffs.append(f"--strict: tlparse {verdict[tl_ok]}, dynaprof {verdict[dp_ok]}")
     by_id: dict[str, list[CompiledFrame]] = {}
     for f in s.frames:
         by_id.setdefault(f.compile_id, []).append(f)
