@@ -319,3 +319,53 @@ def test_shortcut_returns_torchruns_exit_status(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr  # torchrun's status for a failed worker
     assert load_session(out / "rank-1").run.exit_status == 3
     assert json.loads((out / "ranks.json").read_text())["ranks"][1]["exit_status"] == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# desync diagnostics and per-rank TORCH_TRACE logs (issue 13)
+
+
+def test_desync_flags_compile_ids_cache_outcomes_and_collectives() -> None:
+    from dynaprof.analysis.rank_desync import desync_divergences
+    from dynaprof.model.session import CacheStats
+
+    def mk(cid: str, hits: int, coll: list[str] | None) -> CompiledFrame:
+        f = fwd(cid)
+        f.cache = {"fx_graph": CacheStats(hits=hits, misses=1 - hits)}
+        f.collectives = coll
+        return f
+
+    ops = "torch.ops._c10d_functional."
+    ar, ag = ops + "all_reduce.default", ops + "all_gather_into_tensor.default"
+    sessions = {0: ranked(0, 3, [mk("0/0", 0, [ar, ag])]), 1: ranked(1, 3, [mk("0/0", 0, [ar, ag])]),
+                2: ranked(2, 3, [mk("1/0", 1, [ag, ar])])}  # fmt: skip
+    by_kind = {d.kind: d for d in desync_divergences(sessions)}
+    assert set(by_kind) == {"collectives", "compile_ids", "cache"}
+    assert all(d.ranks == [2] for d in by_kind.values())
+    assert "[all_gather_into_tensor -> all_reduce] on rank 2" in by_kind["collectives"].message
+    assert "compile id 1/0 on rank 2; compile id 0/0 on ranks 0, 1" in by_kind["compile_ids"].message
+    assert "FX graph cache: 1 hit on rank 2" in by_kind["cache"].message
+    same = {r: ranked(r, 2, [mk("0/0", 0, [ar])]) for r in (0, 1)}
+    assert desync_divergences(same) == []
+    unknown = {0: ranked(0, 2, [mk("0/0", 0, None)]), 1: ranked(1, 2, [mk("0/0", 0, [ar])])}
+    assert desync_divergences(unknown) == []  # a log without a collective schedule is unknown, not different
+
+
+def test_report_on_a_folder_of_rank_logs_writes_the_multi_rank_view(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    logs = ROOT / "tests" / "data" / "torch_trace" / "ranks_nosuffix"
+    out = tmp_path / "out"
+    assert main(["report", str(logs), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    for r in (0, 1):
+        s = load_session(out / f"rank-{r}")
+        assert s.run.rank == r and s.capture.source == "torch_trace" and s.frames
+        assert (out / f"rank-{r}" / "report.html").exists()
+    merged = json.loads((out / "ranks.json").read_text())
+    assert [t["rank"] for t in merged["ranks"]] == [0, 1] and merged["world_size"] == 2
+    assert "rank 1 (dedicated_log_torch_trace_rank_1.log.gz): log complete" in err and "merged view" in err
+    one = tmp_path / "one"
+    assert main(["report", str(logs), "--rank", "1", "-o", str(one), "-q"]) == 0
+    assert load_session(one).run.rank == 1 and not (one / "ranks.json").exists()
+    assert main(["report", str(logs), "--rank", "5", "-o", str(tmp_path / "none"), "-q"]) == 2
+    assert "no TORCH_TRACE log for rank 5 (ranks found: 0, 1)" in capsys.readouterr().err

@@ -406,3 +406,84 @@ def test_agrees_with_tlparse(fresh_logs: dict[str, tuple[Path, Path]], name: str
         assert [f.key for f in s.frames] == ["0/0", "0/0#1"]
     if name == "restart":
         assert s.frames[0].trace_id == "0/0_1" and s.frames[0].restart_reasons
+
+
+# -- logs as they are in the wild (issue 13): each fixture is made the way it happens -----------
+
+
+def test_missing_final_newline_is_not_truncation() -> None:
+    s = _load("no_final_newline.log")
+    base = _load("one_frame.log")
+    assert s.run.complete and s.run.end_reason == "exited" and s.capture.warnings == []
+    assert [(f.key, f.guard_count, f.compile_time_s) for f in s.frames] == [
+        (f.key, f.guard_count, f.compile_time_s) for f in base.frames
+    ]
+    assert import_torch_trace(DATA / "no_final_newline.log", strict=True).run.complete  # tlparse accepts it too
+
+
+def test_payload_md5_mismatch_is_counted_and_strict_rejects_it() -> None:
+    s = _load("md5_mismatch.log")
+    assert s.run.complete  # the payload is complete; it does not match its hash
+    assert any("1 payload md5 mismatch" in w and "line 162" in w for w in s.capture.warnings)
+    assert s.frames[0].guards.code_text_lines is not None  # still imported
+    with pytest.raises(DynaprofError, match=r"md5_mismatch\.log:162: payload md5 mismatch .*\(1 problem in this log"):
+        import_torch_trace(DATA / "md5_mismatch.log", strict=True)
+
+
+def test_invalid_chromium_payload_is_counted_and_strict_rejects_it() -> None:
+    s = _load("bad_chromium.log")
+    assert any("1 invalid JSON" in w and "line 1: invalid JSON in a 'chromium_event' payload" in w
+               for w in s.capture.warnings)  # fmt: skip
+    assert "dynamo" not in s.frames[0].phases  # that event is lost, the rest is kept
+    assert "entire_frame_compile" in s.frames[0].phases
+    with pytest.raises(DynaprofError, match=r"bad_chromium\.log:1: invalid JSON in a 'chromium_event' payload"):
+        import_torch_trace(DATA / "bad_chromium.log", strict=True)
+
+
+def test_strict_reads_the_whole_log_and_counts_every_problem(tmp_path: Path) -> None:
+    lines = (DATA / "md5_mismatch.log").read_bytes().splitlines(keepends=True)
+    lines.insert(300, b"garbage that is not a record\n")
+    (tmp_path / "two.log").write_bytes(b"".join(lines))
+    s = import_torch_trace(tmp_path / "two.log")
+    assert any("2 malformed" in w and "1 payload md5 mismatch, 1 line that is not a record" in w
+               for w in s.capture.warnings)  # fmt: skip
+    with pytest.raises(DynaprofError) as e:
+        import_torch_trace(tmp_path / "two.log", strict=True)
+    assert str(e.value.message).startswith(f"{tmp_path / 'two.log'}:162: payload md5 mismatch")
+    assert "(2 problems in this log: 1 payload md5 mismatch, 1 line that is not a record)" in e.value.message
+    assert "\n" not in e.value.message
+
+
+def test_aot_inductor_compile_becomes_a_frame() -> None:
+    """torch._inductor.aoti_compile_and_package on CPU: no record has a compile id."""
+    s = _load("aot_inductor.log.gz")
+    assert s.capture.warnings == [] and s.run.complete
+    (f,) = s.frames
+    assert (f.key, f.compile_id, f.status) == ("-/-", "-/-", "ok")
+    assert f.compile_time_s is not None and f.compile_time_s > 10  # the metrics' window: ~45 s on CPU
+    assert f.phases["inductor_compile"] > 0.9 * f.compile_time_s
+    from dynaprof.render.terminal import summary_text
+
+    text = summary_text(s)
+    assert "no torch.compile compilation happened" not in text and "-/-" in text
+
+
+def test_compile_id_less_spans_of_a_jit_run_stay_run_spans(tmp_path: Path) -> None:
+    s = _load("seed_layers4.log.gz")
+    assert all(f.compile_id != "-/-" for f in s.frames)
+
+
+def test_rank_logs_with_and_without_suffixes(tmp_path: Path) -> None:
+    plain = DATA / "ranks_nosuffix"
+    assert sorted(import_torch_trace_ranks(plain)) == [0, 1]
+    (w,) = import_torch_trace(plain).capture.warnings
+    assert "holds logs of 2 ranks (0, 1)" in w
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    shutil.copy(DATA / "ranks" / "dedicated_log_torch_trace_rank_0_fixture.log.gz", mixed)
+    shutil.copy(plain / "dedicated_log_torch_trace_rank_1.log.gz", mixed)
+    rank1 = _lines("ranks_nosuffix/dedicated_log_torch_trace_rank_1.log.gz")
+    (mixed / "dedicated_log_torch_trace_rank_2.log").write_bytes(b"".join(rank1))
+    (w,) = import_torch_trace(mixed).capture.warnings
+    assert "holds logs of 3 ranks (0, 1, 2)" in w
+    assert import_torch_trace(mixed, rank=2).run.rank == 2

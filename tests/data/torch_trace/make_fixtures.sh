@@ -21,10 +21,21 @@ gzip -9 -n -c "$(trace failing_backend $D/scripts/failing_backend.py)" > $D/fail
 "$PY" -c 'import sys; s = open(sys.argv[1]).read(); open(sys.argv[2], "w").write(s.replace("\"guard_count\": ", "\"guard_count\" ", 1))' $D/one_frame.log $D/corrupt_json.log
 # truncated.log: one_frame.log cut mid-record
 head -c 30000 $D/one_frame.log > $D/truncated.log
+# no_final_newline.log, md5_mismatch.log, bad_chromium.log: one_frame.log edited as in the wild
+"$PY" $D/make_edited.py
+# aot_inductor.log.gz: torch._inductor.aoti_compile_and_package on CPU (no record has a compile id; ~1 min)
+gzip -9 -n -c "$(trace aot_inductor $D/scripts/aoti.py "$T/m.pt2")" > $D/aot_inductor.log.gz
+# cache_warm.log.gz: Inductor twice around torch._dynamo.reset(), with an empty cache folder: a miss, then a hit
+gzip -9 -n -c "$(TORCHINDUCTOR_CACHE_DIR="$T/inductor_cache" trace cache_warm $D/scripts/cache_warm.py)" > $D/cache_warm.log.gz
 # ranks/: one log per rank from a 2-process gloo run
 TORCH_TRACE="$T/ranks" .venv/bin/torchrun --nproc_per_node 2 --master_port 29517 $D/scripts/ranks.py >/dev/null 2>&1
 rm -rf $D/ranks && mkdir -p $D/ranks
 for r in 0 1; do
   gzip -9 -n -c "$T"/ranks/dedicated_log_torch_trace_rank_${r}_*.log > $D/ranks/dedicated_log_torch_trace_rank_${r}_fixture.log.gz
+done
+# ranks_nosuffix/: the same logs named without torch's random suffix, as collected logs often are
+rm -rf $D/ranks_nosuffix && mkdir -p $D/ranks_nosuffix
+for r in 0 1; do
+  cp $D/ranks/dedicated_log_torch_trace_rank_${r}_fixture.log.gz $D/ranks_nosuffix/dedicated_log_torch_trace_rank_${r}.log.gz
 done
 rm -rf "$T"
