@@ -18,10 +18,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dynaprof import fmt
-from dynaprof.analysis.rank_desync import add_desync
-from dynaprof.analysis.ranks import RankSummary, merge_ranks
 from dynaprof.capture import ranks as cr
 from dynaprof.capture.journal import JOURNAL_FILE
 from dynaprof.cli.common import display_path, info, prepare_out_dir, write_files
@@ -29,7 +28,9 @@ from dynaprof.errors import DynaprofError, SessionError
 from dynaprof.model.session import Session
 from dynaprof.model.store import SESSION_FILE, load_session
 from dynaprof.render.base import RenderOptions
-from dynaprof.render.ranks import ranks_text, render_ranks
+
+if TYPE_CHECKING:  # the merge and its renderers are imported on use: every `dynaprof` command imports this
+    from dynaprof.analysis.ranks import RankSummary
 
 WAIT_ENV = "DYNAPROF_RANKS_WAIT"
 DEFAULT_WAIT_S = 60.0
@@ -93,6 +94,8 @@ def finish_rank(session: Session, run_dir: Path, notes: list[str], options: Rend
         summary = _wait_for_ranks(job_dir, world, options)
     if quiet:
         return
+    from dynaprof.render.ranks import ranks_text
+
     if summary is None:
         info(f"dynaprof: rank 0: not every rank had finished; the last one writes {display_path(job_dir)}/ranks.html "
              f"(or run: dynaprof report {display_path(job_dir)})")
@@ -140,6 +143,10 @@ def write_merged(job_dir: Path, options: RenderOptions, world_size: int | None =
         sessions, _ = rank_sessions(job_dir)
     if not sessions:
         return None
+    from dynaprof.analysis.rank_desync import add_desync
+    from dynaprof.analysis.ranks import merge_ranks
+    from dynaprof.render.ranks import render_ranks
+
     summary = add_desync(merge_ranks(sessions, world_size), sessions)
     write_files(job_dir, render_ranks(summary, options.max_rows))
     return summary
@@ -209,6 +216,8 @@ def launch_ranks(args: argparse.Namespace, out_dir: Path, kind: str, target: str
     if not args.quiet:
         info(f"dynaprof: profiling {target} on {nproc} ranks (torchrun) -> {display_path(job_dir)}/")
     status = _run_torchrun(cmd)
+    from dynaprof.render.ranks import ranks_text
+
     summary = write_merged(job_dir, options)
     if summary is None:
         info(f"dynaprof: no rank saved a session in {display_path(job_dir)}/ (torchrun exit status {status})")
@@ -275,6 +284,8 @@ def report_multi_rank(job_dir: Path, options: RenderOptions, output: Path | None
     summary = write_merged(out_dir, options, sessions=sessions)
     if summary is None:
         raise DynaprofError(f"{job_dir}: no rank session could be read")
+    from dynaprof.render.ranks import ranks_text
+
     if not quiet:
         sys.stderr.write("\n" + ranks_text(summary, options.max_rows))
         _print_merged_written(out_dir)
@@ -321,6 +332,8 @@ def report_trace_ranks(log_dir: Path, options: RenderOptions, output: Path | Non
     summary = write_merged(out_dir, options, world_size=max(sessions) + 1, sessions=sessions)
     if summary is None:
         raise DynaprofError(f"{log_dir}: no rank log could be imported")
+    from dynaprof.render.ranks import ranks_text
+
     if not quiet:
         sys.stderr.write("\n" + ranks_text(summary, options.max_rows))
         _print_merged_written(out_dir)
@@ -387,6 +400,8 @@ def compare_ranks(base: Path, new: Path, out: Path | None, normalize: bool, forc
         rows.append(RankComparison(rank, b.total_compile_s, n.total_compile_s, cmp.headline, folder))
         info(f"  rank {rank}: {cmp.headline}")
     divs = None
+    from dynaprof.analysis.ranks import merge_ranks
+
     if bs is not None and ns is not None and loaded[0] and loaded[1]:
         divs = (len(merge_ranks(loaded[0]).divergences), len(merge_ranks(loaded[1]).divergences))
         info(f"  divergences between ranks: {divs[0]:,} in BASE, {divs[1]:,} in NEW")

@@ -15,10 +15,8 @@ from dynaprof.cli import ranks_support
 from dynaprof.cli.common import info, prepare_out_dir
 from dynaprof.cli.outputs import add_render_options, print_written, render_options, render_outputs
 from dynaprof.errors import DynaprofError
-from dynaprof.ingest.assemble import ParentFacts, assemble
 from dynaprof.model.session import Session
 from dynaprof.model.store import SESSION_FILE, load_session
-from dynaprof.render.terminal import summary_text
 
 
 def _is_trace(path: Path) -> bool:
@@ -38,6 +36,8 @@ def load_any(path: Path, strict: bool = False, rank: int | None = None) -> tuple
     if path.is_file() and path.name == SESSION_FILE:
         return load_session(path), path.parent, False
     if path.is_dir() and (path / JOURNAL_FILE).exists():
+        from dynaprof.ingest.assemble import ParentFacts, assemble
+
         info(f"dynaprof: {path} has no session.json; rebuilding it from the capture journal")
         facts = ParentFacts(
             command=["dynaprof", "report", str(path)],
@@ -53,6 +53,21 @@ def load_any(path: Path, strict: bool = False, rank: int | None = None) -> tuple
     if path.is_file() and path.suffix == ".json":
         return load_session(path), path.parent, False
     raise DynaprofError(f"{path}: not a dynaprof run folder, session.json or TORCH_TRACE log")
+
+
+#: renderers that draw only samples or cProfile data (and import networkx): skipped when there is none
+_SAMPLE_RENDERERS = ("callgraph", "snakeviz_profile")
+
+
+def renderers_for(session: Session) -> list[str] | None:
+    """The renderers worth running (None: all). A session without samples or cProfile data, such as
+    an imported TORCH_TRACE log, gets no call graph either way; skipping those renderers skips their
+    imports (networkx: about a third of ``dynaprof report``'s time on a small log)."""
+    if session.samples is not None or session.artifacts.get("cprofile") or any(f.cprofile for f in session.frames):
+        return None
+    from dynaprof.render.registry import RENDERERS
+
+    return [name for name in RENDERERS if name not in _SAMPLE_RENDERERS]
 
 
 class ReportCommand:
@@ -93,8 +108,10 @@ class ReportCommand:
             out_dir = prepare_out_dir(default_run_dir(args.path.resolve().name.split(".")[0] or "trace"), False)
         else:
             out_dir = source_dir
-        written, notes = render_outputs(session, out_dir, options, run_dir=source_dir)
+        written, notes = render_outputs(session, out_dir, options, run_dir=source_dir, only=renderers_for(session))
         if not args.quiet:
+            from dynaprof.render.terminal import summary_text
+
             sys.stderr.write(summary_text(session, options.max_rows))
             print_written(out_dir, written, notes)
         return 0
