@@ -61,11 +61,17 @@ def code_name(code: CodeType) -> str:
 
 
 class FunctionTable:
-    """Interns functions to small integer ids, signal-safely."""
+    """Interns functions to small integer ids, signal-safely.
+
+    A code object is one function per (qualified name, file, first line, kind). It is found by
+    ``id()`` afterwards (hashing a code object hashes its constants and names on every lookup);
+    the table keeps each code object it has seen, so an id cannot be reused while it is cached."""
 
     def __init__(self) -> None:
         self._ids = itertools.count()
         self._by_key: dict[Any, int] = {}
+        self._by_code_id: dict[str, dict[int, int]] = {"python": {}, "traced": {}}
+        self._pinned: list[CodeType] = []
         self.info: dict[int, FunctionKey] = {}
         self._emitted = 0
 
@@ -78,10 +84,20 @@ class FunctionTable:
         return fid
 
     def code_id(self, code: CodeType, kind: str = "python") -> int:
-        fid = self._by_key.get((code, kind))
+        by_id = self._by_code_id.get(kind)
+        if by_id is None:
+            by_id = self._by_code_id.setdefault(kind, {})
+        fid = by_id.get(id(code))
         if fid is not None:
             return fid
-        return self.intern((code, kind), lambda: (code_name(code), code.co_filename, code.co_firstlineno, kind))
+        fid = self.key_id((code_name(code), code.co_filename, code.co_firstlineno, kind))
+        self.pin(code)
+        by_id[id(code)] = fid
+        return fid
+
+    def pin(self, code: CodeType) -> None:
+        """Keep ``code`` alive, so that its ``id()`` stays its own while callers cache by id."""
+        self._pinned.append(code)
 
     def key_id(self, key: FunctionKey) -> int:
         return self.intern(key, lambda: key)
@@ -158,34 +174,47 @@ class TracedStacks:
             self._by_thread.pop(tid, None)
 
 
-_PLAIN, _OWN, _ROOT = 0, 1, 2
+#: what ``StackWalker`` caches per code object: its function id (>= 0), ``_OWN`` (dynaprof's own
+#: frames, left out), or ``_root(fid)`` for Dynamo's compile entry (kept, and the walk stops)
+_OWN = -1
+
+
+def _root(fid: int) -> int:
+    return -2 - fid
 
 
 class StackWalker:
     """Walks a thread's frames into (compiler ids, traced ids, attempt), holding nothing.
 
-    Each code object is classified once (a dict lookup per frame afterwards: ~8 us for Dynamo's
-    80-deep stacks). The walk stops at Dynamo's compile entry: the frames below it are the user's
-    call site, recorded once per compile. The traced view comes from ``TracedStacks``; the attempt
-    from the compile window (``None`` here), so no frame's locals are ever read.
+    Each code object is classified once, then found by ``id()`` (hashing a code object hashes its
+    constants and names each time: several microseconds for Dynamo's big functions). The function
+    table keeps the code objects, so an id is never reused while it is in the cache; code objects
+    own no user state and have no finalizers. The walk stops at Dynamo's compile entry: the frames
+    below it are the user's call site, recorded once per compile. The traced view comes from
+    ``TracedStacks``, the attempt from the compile window (``None`` here): no frame's locals are read.
     """
 
     def __init__(self, table: FunctionTable, markers: Markers, traced: TracedStacks | None = None) -> None:
         self.table = table
         self.markers = markers
         self.traced = traced if traced is not None else TracedStacks()
-        self._codes: dict[CodeType, tuple[int, int]] = {}
+        self._codes: dict[int, int] = {}  # id(code) -> what to do; the table keeps the code alive
+        self._own_file: dict[str, bool] = {}
+        self._roots = {id(c) for c in markers.root_codes}  # ``markers`` keeps them alive
 
-    def _classify(self, code: CodeType) -> tuple[int, int]:
-        if os.path.dirname(os.path.abspath(code.co_filename)) == _HERE:
+    def _classify(self, code: CodeType) -> int:
+        own = self._own_file.get(code.co_filename)
+        if own is None:
+            own = self._own_file[code.co_filename] = os.path.dirname(os.path.abspath(code.co_filename)) == _HERE
+        if own:
             kind = _OWN
-        elif code in self.markers.root_codes:
-            kind = _ROOT
+            self.table.pin(code)
+        elif id(code) in self._roots:
+            kind = _root(self.table.code_id(code))
         else:
-            kind = _PLAIN
-        info = (self.table.code_id(code), kind)
-        self._codes[code] = info
-        return info
+            kind = self.table.code_id(code)
+        self._codes[id(code)] = kind
+        return kind
 
     def walk(
         self, frame: FrameType | None, tid: int | None = None, keep: list[FrameType] | None = None
@@ -194,20 +223,21 @@ class StackWalker:
 
         ``keep``: for a sampler thread reading another thread's stack, every frame visited after
         ``frame`` is appended there instead of being dropped, so the caller decides when (and on
-        which thread) those references go (``release_frames``)."""
+        which thread) those references go (``Sampler._release``)."""
         codes = self._codes
         ids: list[int] = []
+        append = ids.append
         f = frame
         while f is not None:
             code = f.f_code
-            info = codes.get(code)
-            if info is None:
-                info = self._classify(code)
-            kind = info[1]
-            if kind != _OWN:
-                ids.append(info[0])
-                if kind == _ROOT:
-                    break
+            fid = codes.get(id(code))
+            if fid is None:
+                fid = self._classify(code)
+            if fid >= 0:
+                append(fid)
+            elif fid != _OWN:
+                append(-2 - fid)
+                break
             f = f.f_back
             if keep is not None and f is not None:
                 keep.append(f)

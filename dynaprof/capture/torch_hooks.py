@@ -221,6 +221,7 @@ class Recorder:
         self._key_by_cid: dict[str, str] = {}  # latest key given to each compile id
         self.markers = Markers()
         self.traced = TracedStacks()
+        self._knows_attempt = False
         self._counters: Any = None
 
     # -- time & helpers ---------------------------------------------------------------------
@@ -236,7 +237,7 @@ class Recorder:
         w = self.current(tid)
         if w is None:
             return None
-        return (w.key, w.attempt if "phases" in self.hooks or "traced_stack" in self.hooks else -1)
+        return (w.key, w.attempt if self._knows_attempt else -1)
 
     def _key_for(self, compile_id: str) -> str:
         """The compile id, made unique: after a reset ids repeat, so later ones get "#<gen>"."""
@@ -292,6 +293,7 @@ class Recorder:
             except Exception as e:  # a moved internal must not break the user's run
                 self.warn(f"torch {torch.__version__}: {name} not captured ({type(e).__name__}: {e})")
         self.emit({"t": "hooks", "items": self.hooks})
+        self._knows_attempt = "phases" in self.hooks or "traced_stack" in self.hooks
 
     def _hook_compile(self) -> None:
         cf = _private("torch._dynamo.convert_frame")
