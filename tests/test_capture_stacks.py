@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 import weakref
+from collections.abc import Iterator
 from types import FrameType
 
 import pytest
@@ -336,3 +337,84 @@ def test_a_low_achieved_rate_is_said() -> None:
     s.samples, s.window_seconds = 100, 1.0  # 100 Hz of the 1,000 asked
     s.stop()
     assert any("achieved 100 of the 1,000 samples/s" in n for n in s.notes)
+
+
+@pytest.fixture
+def free_sigalrm() -> Iterator[None]:
+    """pytest-timeout holds SIGALRM in this process: lend it to the test, then give it back."""
+    import signal
+
+    handler = signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    timer = signal.setitimer(signal.ITIMER_REAL, 0, 0)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGALRM, handler)
+        signal.setitimer(signal.ITIMER_REAL, *timer)
+
+
+@pytest.mark.usefixtures("free_sigalrm")
+def test_a_script_that_blocks_sigalrm_gets_the_thread_sampler() -> None:
+    import signal
+
+    s = Sampler(StackWalker(FunctionTable(), Markers()), 1000.0, lambda tid: ("0/0", 0), lambda items: None)
+    assert s.main_tid is not None
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
+    try:
+        s.window_started(s.main_tid)
+        assert not s._armed and signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+        assert any("blocks SIGALRM" in n for n in s.notes)
+        s.window_ended(s.main_tid)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        s.stop()
+
+
+@pytest.mark.usefixtures("free_sigalrm")
+def test_a_handler_the_script_installs_mid_compile_is_left_in_place() -> None:
+    import signal
+
+    s = Sampler(StackWalker(FunctionTable(), Markers()), 1000.0, lambda tid: ("0/0", 0), lambda items: None)
+    assert s.main_tid is not None
+
+    def mine(signum: int, frame: object) -> None:
+        pass
+
+    try:
+        s.window_started(s.main_tid)
+        assert s._armed
+        signal.signal(signal.SIGALRM, mine)  # the script, while Dynamo compiles
+        s.window_ended(s.main_tid)
+        assert signal.getsignal(signal.SIGALRM) is mine
+        assert any("took SIGALRM" in n for n in s.notes) and not s.use_signal
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        s.stop()
+
+
+def test_guard_trees_are_measured_late_without_keeping_compiled_code_alive() -> None:
+    from dynaprof.capture.torch_hooks import Recorder
+
+    class GuardManager:
+        root = None
+
+        def __str__(self) -> str:
+            return "TREE_GUARD_MANAGER:\n+- RootGuardManager"
+
+    class Result:
+        def __init__(self) -> None:
+            self.guard_manager = GuardManager()
+
+    out: list[dict[str, object]] = []
+    rec = Recorder(out.append, 0, FunctionTable())
+    kept, dropped = Result(), Result()
+    watch = weakref.ref(dropped.guard_manager)
+    for result in (kept, dropped):
+        rec._end(rec._begin(user_fn.__code__, "0/0"), result, None)
+    del dropped, result
+    assert watch() is None  # dynaprof held no reference to it
+    rec.flush_guards()
+    guards = [r for r in out if r["t"] == "guards"]
+    assert len(guards) == 1 and guards[0]["code_text_lines"] == 2
+    assert any(r["t"] == "warn" and "1 compile(s) are unknown" in str(r["msg"]) for r in out)

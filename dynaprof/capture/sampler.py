@@ -103,9 +103,11 @@ class Sampler:
         if self._armed:
             return True
         current = signal.getsignal(signal.SIGALRM)
-        if current not in (signal.SIG_DFL, None) or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        blocked = hasattr(signal, "pthread_sigmask") and signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        if current not in (signal.SIG_DFL, None) or signal.getitimer(signal.ITIMER_REAL)[0] > 0 or blocked:
             self.use_signal = False
-            self.notes.append("the script uses SIGALRM/alarm(); sampling from a thread instead (lower rate)")
+            why = "blocks SIGALRM" if blocked else "uses SIGALRM/alarm()"
+            self.notes.append(f"the script {why}; sampling from a thread instead (lower rate)")
             return False
         signal.signal(signal.SIGALRM, self._on_signal)
         signal.siginterrupt(signal.SIGALRM, False)  # restart interrupted system calls
@@ -114,9 +116,18 @@ class Sampler:
         return True
 
     def _disarm(self) -> None:
+        self._armed = False
+        ours = signal.getsignal(signal.SIGALRM) == self._on_signal
+        if not ours or abs(signal.getitimer(signal.ITIMER_REAL)[1] - self.interval) > 1e-6:
+            # the script took SIGALRM or the timer while we sampled: they stay as it set them
+            self.use_signal = False
+            self.notes.append("the script took SIGALRM or the interval timer during a compile; sampling from a "
+                              "thread from then on")
+            if ours:
+                signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            return
         signal.setitimer(signal.ITIMER_REAL, 0, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
-        self._armed = False
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         # Python runs a handler between any two bytecodes, including inside this handler when

@@ -32,6 +32,8 @@ import sys
 import threading
 import time
 import traceback
+import types
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,12 +87,13 @@ def property_key(vt: Any, name: str, type_attr: Any) -> tuple[FunctionKey, PropS
         return None
     value = getattr(vt, "value", None)
     owner = type(value).__name__ if value is not None else "?"
-    parametrized = getattr(fget, "__module__", "") == PARAMETRIZE_MODULE
+    plain = isinstance(fget, types.FunctionType)  # anything else could run user code on getattr
+    parametrized = plain and fget.__module__ == PARAMETRIZE_MODULE
     shown = owner
     if parametrized and owner.startswith("Parametrized") and len(owner) > len("Parametrized"):
         shown = owner[len("Parametrized") :]  # the user's class: ParametrizedLinear -> Linear
     label = f"{shown}.{name}"
-    code = getattr(fget, "__code__", None)
+    code = fget.__code__ if plain else None
     gfile = code.co_filename if code is not None else "?"
     gline = code.co_firstlineno if code is not None else 0
     return (label, gfile, gline, "property"), PropStat(label, owner, name, gfile, gline, parametrized)
@@ -359,7 +362,10 @@ class Recorder:
         guarded = getattr(result, "guarded_code", result if hasattr(result, "guard_manager") else None)
         gm = getattr(guarded, "guard_manager", None)
         if gm is not None:
-            self._pending_guards.append((win.key, gm))
+            try:  # measured later (not inside the user's first call), never keeping it alive
+                self._pending_guards.append((win.key, weakref.ref(gm)))
+            except TypeError:  # no weak references to it: measure now rather than hold it
+                self._emit_guard_stats(win.key, gm)
         props = [
             {
                 "label": p.label,
@@ -644,12 +650,26 @@ class Recorder:
     # -- end of run ---------------------------------------------------------------------------
     def flush_guards(self) -> None:
         pending, self._pending_guards = self._pending_guards, []
-        for key, gm in pending:
-            try:
-                stats = guard_stats(gm)
-            except Exception as e:
-                stats = {"error": f"{type(e).__name__}: {e}"}
-            self.emit({"t": "guards", "key": key, **stats})
+        freed = 0
+        for key, ref in pending:
+            gm = ref()
+            if gm is None:
+                freed += 1
+                continue
+            self._emit_guard_stats(key, gm)
+            gm = None
+        if freed:
+            self.warn(
+                f"guard tree sizes of {freed} compile(s) are unknown: the script freed their compiled code "
+                "before the end of the run (dynaprof measures guards late and never keeps them alive)"
+            )
+
+    def _emit_guard_stats(self, key: str, gm: Any) -> None:
+        try:
+            stats = guard_stats(gm)
+        except Exception as e:
+            stats = {"error": f"{type(e).__name__}: {e}"}
+        self.emit({"t": "guards", "key": key, **stats})
 
     def unfinished(self) -> list[Window]:
         return [w for stack in self.windows.values() for w in stack]
