@@ -8,13 +8,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dynaprof.ingest.assemble import ParentFacts, assemble
 from dynaprof.ingest.torch_trace import import_torch_trace
 from dynaprof.model.cache import CacheTally, cache_line, cache_totals, marker
 from dynaprof.model.session import CacheStats
-from dynaprof.model.store import session_from_text, session_to_text
+from dynaprof.model.store import load_session, session_from_text, session_to_text
 from dynaprof.render.markdown import summary_markdown
 from dynaprof.render.terminal import summary_text
+from tests.conftest import run_dynaprof
 from tests.factories import frame, make_session
 from tests.test_fuzz_session import JOURNAL, TID
 
@@ -87,3 +90,17 @@ def test_failure_source_line_is_shown_with_the_failure() -> None:
     md = summary_markdown(s)
     assert "Failed compiles (1)" in md
     assert "| 0/0 | BackendCompilerFailed | model\\_&lt;b&gt;.py:42 |" in md  # escaped, as anything from a log
+
+
+@pytest.mark.torch
+def test_live_run_records_the_cache_markers(tmp_path: Path) -> None:
+    """A real `dynaprof run` of the warm-cache script: the same CacheStats as the TORCH_TRACE import
+    (torch 2.13 marks AOTAutograd lookups with instant events, FX graph ones in the metrics)."""
+    script = DATA / "scripts" / "cache_warm.py"
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    r = run_dynaprof(["run", "-o", str(tmp_path / "run"), "--sampler", "none", str(script)], tmp_path, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    cold, warm = load_session(tmp_path / "run").frames
+    assert cold.cache == {"fx_graph": CacheStats(misses=1), "aot_autograd": CacheStats(misses=1)}
+    assert warm.cache == {"fx_graph": CacheStats(hits=1), "aot_autograd": CacheStats(hits=1)}
+    assert "FX graph cache: 1 hit, 1 miss" in r.stderr and "times do not compare with a cold run" in r.stderr
