@@ -311,6 +311,18 @@ def _check_folded(path: Path) -> None:
         assert "\r" not in line
 
 
+def _check_gz(path: Path) -> None:
+    """A compressed export (``--exports gzip``, the default): the text inside passes its own check."""
+    import gzip
+    import tempfile
+
+    inner = path.name.removesuffix(".gz")
+    with tempfile.TemporaryDirectory() as d:
+        plain = Path(d) / inner
+        plain.write_bytes(gzip.decompress(path.read_bytes()))
+        CHECKERS[plain.suffix](plain)
+
+
 def _check_summary_txt(path: Path) -> None:
     _assert_no_control_chars(path.name, path.read_text(encoding="utf-8"))
 
@@ -326,6 +338,7 @@ CHECKERS: dict[str, Callable[[Path], None]] = {
     ".md": _check_markdown,
     ".json": _check_json,
     ".folded": _check_folded,
+    ".gz": _check_gz,
     ".txt": _check_summary_txt,
     ".prof": _check_prof,
 }
@@ -335,10 +348,10 @@ def test_every_output_file_has_a_format_check(run: CliResult) -> None:
     files = [p for p in run.run_dir.rglob("*") if p.is_file()]
     unchecked = [str(p.relative_to(run.run_dir)) for p in files if p.suffix not in CHECKERS]
     assert unchecked == [], "new output formats need an escaping check here"
-    assert {p.suffix for p in files} >= {".svg", ".html", ".dot", ".md", ".json", ".folded", ".txt", ".prof"}
+    assert {p.suffix for p in files} >= {".svg", ".html", ".dot", ".md", ".json", ".gz", ".txt", ".prof"}
 
 
-@pytest.mark.parametrize("suffix", [".svg", ".html", ".json", ".folded", ".txt", ".prof"])
+@pytest.mark.parametrize("suffix", [".svg", ".html", ".json", ".gz", ".txt", ".prof"])
 def test_outputs_are_well_formed_and_inert(run: CliResult, suffix: str) -> None:
     files = _files(run, suffix)
     assert files

@@ -12,6 +12,7 @@ A script with no compile at all is covered by tests/test_run_semantics.py.
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import json
 import re
@@ -242,7 +243,7 @@ def test_deep_recursion_in_traced_code(odd_run: CliResult) -> None:
     assert s.samples is not None
     depth = max((len(st.traced) for st in s.samples.stacks if st.frame == f.key), default=0)
     assert depth >= 30, depth  # sampled stacks reach far down the recursion
-    folded = (odd_run.run_dir / "stacks-traced.folded").read_text()
+    folded = gzip.decompress((odd_run.run_dir / "stacks-traced.folded.gz").read_bytes()).decode()
     assert max(line.count(";rec (") for line in folded.splitlines()) >= 29
     assert (odd_run.run_dir / "flame-traced.svg").exists() and (odd_run.run_dir / "report.html").exists()
     assert "could not render" not in odd_run.stderr

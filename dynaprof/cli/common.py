@@ -9,7 +9,7 @@ from typing import Protocol
 
 from dynaprof.errors import DynaprofError
 from dynaprof.model.store import atomic_write
-from dynaprof.render.base import Files
+from dynaprof.render.base import Deferred, Files
 
 
 class Command(Protocol):
@@ -27,7 +27,7 @@ def write_files(out_dir: Path, files: Files) -> list[Path]:
     written = []
     for rel, content in files.items():
         path = out_dir / rel
-        atomic_write(path, content)
+        atomic_write(path, content.result() if isinstance(content, Deferred) else content)
         written.append(path)
     return written
 

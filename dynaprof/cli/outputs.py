@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import gc
+import os
+import pickle
 import sys
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dynaprof.analysis.attribution import apply_attribution
 from dynaprof.analysis.pstats_tools import load_table
@@ -13,8 +20,19 @@ from dynaprof.cli.common import display_path, info, write_files
 from dynaprof.errors import DynaprofError
 from dynaprof.model.session import Session
 from dynaprof.model.store import save_session
-from dynaprof.render.base import PStatsTable, RenderContext, RenderOptions
-from dynaprof.render.registry import RENDERERS, get_renderer
+from dynaprof.render.base import EXPORT_MODES, Deferred, Files, PStatsTable, RenderContext, RenderOptions
+from dynaprof.render.registry import RENDERERS, get_renderer, get_starter
+
+#: rendered in a second process (fork) while this one renders the rest: each reads every stack,
+#: nothing but the report needs them and the report waits for them; the call graph also waits on
+#: Graphviz. ``DYNAPROF_JOBS=1`` renders everything in this process.
+PARALLEL_RENDERERS: tuple[str, ...] = ("callgraph", "folded")
+#: ... for sessions with at least this many sampled compiler frames (all stacks together; the
+#: seed case has about 200,000, where one process with Graphviz beside it is quicker)
+PARALLEL_MIN_FRAMES = 500_000
+
+#: the bulky exports ``--exports`` decides about; a re-render removes the other form of each
+_EXPORTS = ("stacks-compiler.folded", "stacks-traced.folded", "speedscope.json")
 
 
 def add_render_options(p: argparse.ArgumentParser) -> None:
@@ -43,6 +61,13 @@ def add_render_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--collapse-torch", action="store_true", help="call graph: one node per torch module")
     g.add_argument("--max-rows", type=int, default=25, metavar="N", help="rows shown in tables before eliding")
+    g.add_argument(
+        "--exports",
+        choices=EXPORT_MODES,
+        default="gzip",
+        help="folded stacks and speedscope.json: gzip-compressed (default; speedscope opens the .gz), "
+        "plain text, or none",
+    )
 
 
 def render_options(args: argparse.Namespace) -> RenderOptions:
@@ -59,6 +84,7 @@ def render_options(args: argparse.Namespace) -> RenderOptions:
         edge_threshold=args.edge_threshold,
         collapse_torch=args.collapse_torch,
         max_rows=args.max_rows,
+        exports=getattr(args, "exports", "gzip"),
     )
 
 
@@ -78,30 +104,251 @@ def load_cprofile(session: Session, run_dir: Path) -> tuple[dict[str, PStatsTabl
     return tables, notes
 
 
+@dataclass
+class _Outcome:
+    """What one renderer did: files written, notes it added, or why it failed."""
+
+    written: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    failure: str | None = None
+    took: float = 0.0
+    #: files still being made in the background (compressed exports), written last
+    pending: dict[str, Deferred] = field(default_factory=dict)
+
+    def flush(self, name: str, out_dir: Path) -> None:
+        """Wait for the pending files and write them (a failure making one is this renderer's)."""
+        pending, self.pending = self.pending, {}
+        for rel, content in pending.items():
+            try:
+                data = content.result()
+            except DynaprofError:
+                raise
+            except Exception as e:
+                self.failure = self.failure or _failure(name, e)
+                continue
+            self.written += write_files(out_dir, {rel: data})
+
+
+def _failure(name: str, e: Exception) -> str:
+    return f"could not render {name}: {type(e).__name__}: {e} (session.json is saved; please report this)"
+
+
+class _Begun:
+    """A renderer started early (``registry.STARTERS``), finished at its turn."""
+
+    def __init__(self, name: str, ctx: RenderContext) -> None:
+        starter = get_starter(name)
+        assert starter is not None
+        mark, started = len(ctx.notes), time.perf_counter()
+        self.finish: Callable[[], Files] | None = None
+        self.error: Exception | None = None
+        try:
+            self.finish = starter(ctx)
+        except DynaprofError:
+            raise
+        except Exception as e:  # reported at its turn, like any renderer failure
+            self.error = e
+        self.notes = ctx.notes[mark:]
+        self.took = time.perf_counter() - started
+
+
+def _render_one(name: str, ctx: RenderContext, out_dir: Path, begun: _Begun | None = None) -> _Outcome:
+    mark, started = len(ctx.notes), time.perf_counter()
+    before = begun.notes if begun is not None else []
+    try:
+        if begun is None:
+            files = get_renderer(name)(ctx)
+        elif begun.error is not None:
+            raise begun.error
+        else:
+            assert begun.finish is not None
+            files = begun.finish()
+    except DynaprofError:
+        raise
+    except Exception as e:  # a renderer bug must not cost the user their profile
+        return _Outcome([], before + ctx.notes[mark:], _failure(name, e))
+    pending = {rel: c for rel, c in files.items() if isinstance(c, Deferred)}
+    written = write_files(out_dir, {rel: c for rel, c in files.items() if rel not in pending})
+    took = time.perf_counter() - started + (begun.took if begun is not None else 0.0)
+    return _Outcome(written, before + ctx.notes[mark:], None, took, pending)
+
+
+def _begin(names: list[str], ctx: RenderContext) -> dict[str, _Begun]:
+    """Start the renderers that can start early (the call graph: Graphviz then runs meanwhile)."""
+    return {n: _Begun(n, ctx) for n in names if get_starter(n) is not None}
+
+
+def _render_many(
+    names: list[str],
+    ctx: RenderContext,
+    out_dir: Path,
+    before_html: Callable[[], None] | None = None,
+    begun: dict[str, _Begun] | None = None,
+    say: bool = True,
+    out: dict[str, _Outcome] | None = None,
+) -> dict[str, _Outcome]:
+    """Render ``names`` in order, those with a starter begun first so they overlap the rest;
+    outcomes go into ``out`` (as they come: ``before_html`` sees the earlier ones)."""
+    begun = _begin(names, ctx) if begun is None else begun
+    out = {} if out is None else out
+    for name in names:
+        if name == "html" and before_html is not None:
+            before_html()
+        out[name] = _render_one(name, ctx, out_dir, begun.get(name))
+        if say:
+            _say_took(name, out[name])
+    return out
+
+
+def _say_took(name: str, outcome: _Outcome) -> None:
+    if outcome.took > 2.0:
+        info(f"dynaprof: rendered {name} in {outcome.took:.1f} s")
+
+
+def _parallel_names(ctx: RenderContext, names: list[str]) -> list[str]:
+    """The renderers worth a second process here (none when it cannot help or cannot fork)."""
+    if os.environ.get("DYNAPROF_JOBS", "").strip() == "1" or not hasattr(os, "fork"):
+        return []
+    if threading.active_count() > 1:  # forking a threaded process is not safe
+        return []
+    samples = ctx.session.samples
+    if samples is None or sum(len(st.compiler) for st in samples.stacks) < PARALLEL_MIN_FRAMES:
+        return []  # a second process costs more than it saves (and Graphviz runs beside anyway)
+    picked = [n for n in names if n in PARALLEL_RENDERERS]
+    return picked if len(picked) < len(names) else []
+
+
+class _Worker:
+    """A forked process rendering some outputs (it writes their files itself) while this one
+    renders the others; :meth:`join` collects what it did. The session is shared copy-on-write
+    (frozen out of the garbage collector meanwhile, so collections do not copy its pages)."""
+
+    def __init__(self, names: list[str], ctx: RenderContext, out_dir: Path) -> None:
+        self.names = names
+        memo_before = set(ctx.memo)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        gc.freeze()
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the worker: never returns
+            code = 0
+            try:
+                os.close(r)
+                payload: tuple[Any, ...]
+                try:
+                    done = _render_many(names, ctx, out_dir, say=False)
+                    for name, outcome in done.items():
+                        outcome.flush(name, out_dir)
+                    memo = {k: v for k, v in ctx.memo.items() if k not in memo_before}
+                    payload = ("ok", done, memo)
+                except DynaprofError as e:
+                    payload = ("fatal", e.message, e.exit_code)
+                try:
+                    data = pickle.dumps(payload)
+                except Exception:  # something in the memo that does not pickle: the report remakes it
+                    data = pickle.dumps((*payload[:2], {}))
+                with os.fdopen(w, "wb") as fh:
+                    fh.write(data)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(w)
+        self.pid, self.fd = pid, r
+
+    def join(self) -> tuple[Any, ...] | None:
+        """The worker's ("ok", outcomes, memo) or ("fatal", message, exit code); None if it died."""
+        try:
+            with os.fdopen(self.fd, "rb") as fh:
+                data = fh.read()
+        finally:
+            os.waitpid(self.pid, 0)
+            gc.unfreeze()
+        try:
+            result: tuple[Any, ...] = pickle.loads(data)
+        except Exception:
+            return None
+        return result
+
+
+def _ordered_notes(names: list[str], outcomes: dict[str, _Outcome]) -> list[str]:
+    """Renderer notes in renderer order, each once (what one process rendering in order gives)."""
+    out: list[str] = []
+    for name in names:
+        if name in outcomes:
+            out.extend(n for n in outcomes[name].notes if n not in out)
+    return out
+
+
 def render_outputs(
     session: Session, out_dir: Path, options: RenderOptions, run_dir: Path | None = None, only: list[str] | None = None
 ) -> tuple[list[Path], list[str]]:
-    """Write session.json and every output; a failing renderer is reported, never fatal."""
+    """Write session.json and every output; a failing renderer is reported, never fatal.
+
+    The call graph and the folded stacks render in a second process when that can help (see
+    ``PARALLEL_RENDERERS``); files, notes and their order are the same either way."""
     apply_attribution(session)  # derived data: always by the current rules
-    written = [save_session(session, out_dir)]
+    names = list(only or RENDERERS)
     tables, notes = load_cprofile(session, run_dir or out_dir)
     ctx = RenderContext(session, options, cprofile=tables)
-    for name in only or list(RENDERERS):
-        started = time.perf_counter()
-        try:
-            files = get_renderer(name)(ctx)
-        except DynaprofError:
-            raise
-        except Exception as e:  # a renderer bug must not cost the user their profile
-            notes.append(
-                f"could not render {name}: {type(e).__name__}: {e} (session.json is saved; please report this)"
-            )
+    outcomes: dict[str, _Outcome] = {}
+    parallel = _parallel_names(ctx, names)
+    worker = _Worker(parallel, ctx, out_dir) if parallel else None
+
+    def collect() -> None:
+        """Before the report (which embeds the others and lists their notes): the worker's part."""
+        nonlocal worker
+        if worker is not None:
+            result, worker = worker.join(), None
+            if result is None:  # the worker died: render its part here
+                outcomes.update(_render_many(parallel, ctx, out_dir))
+            elif result[0] == "fatal":
+                raise DynaprofError(result[1], result[2])
+            else:
+                ctx.memo.update(result[2])
+                for name, outcome in result[1].items():
+                    outcomes[name] = outcome
+                    _say_took(name, outcome)
+        ctx.notes[:] = _ordered_notes(names, outcomes)
+
+    here = [n for n in names if n not in parallel]
+    try:
+        begun = _begin(here, ctx)  # before saving: Graphviz runs while session.json is written
+        written = [save_session(session, out_dir)]
+        _render_many(here, ctx, out_dir, collect, begun, out=outcomes)
+        collect()
+        for name in names:  # the compressed exports, made meanwhile in the background
+            outcomes[name].flush(name, out_dir)
+    finally:
+        if worker is not None:  # leaving on an error: let it finish (and clean up) first
+            worker.join()
+        for outcome in outcomes.values():  # and the background threads
+            for content in outcome.pending.values():
+                try:
+                    content.result()
+                except Exception:
+                    pass
+    for name in names:
+        written += outcomes[name].written
+    _drop_other_forms(out_dir, written)
+    failures = [o.failure for n in names if (o := outcomes[n]).failure is not None]
+    return written, notes + failures + _ordered_notes(names, outcomes)
+
+
+def _drop_other_forms(out_dir: Path, written: list[Path]) -> None:
+    """A re-render in another ``--exports`` form removes the now stale form of each export."""
+    for path in written:
+        if path.parent != out_dir:
             continue
-        written += write_files(out_dir, files)
-        took = time.perf_counter() - started
-        if took > 2.0:
-            info(f"dynaprof: rendered {name} in {took:.1f} s")
-    return written, notes + ctx.notes
+        plain = path.name.removesuffix(".gz")
+        if plain in _EXPORTS:
+            other = out_dir / (plain if path.name.endswith(".gz") else plain + ".gz")
+            if other not in written:
+                try:
+                    other.unlink(missing_ok=True)
+                except OSError:
+                    pass
 
 
 def print_written(out_dir: Path, written: list[Path], notes: list[str]) -> None:

@@ -8,6 +8,7 @@ context. Registration is in ``dynaprof.render.registry``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,37 @@ from dynaprof.model.session import Session
 #: pstats' raw table: (file, line, func) -> (primitive calls, calls, tottime, cumtime, callers)
 PStatsTable = dict[tuple[str, int, str], tuple[Any, ...]]
 
-Files = dict[str, str | bytes]
+
+
+class Deferred:
+    """File content still being made in a background thread (compression, which releases the
+    GIL, so it runs beside the other renderers); the writer waits for :meth:`result`."""
+
+    def __init__(self, make: Callable[[], bytes]) -> None:
+        self._value: bytes | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(make,), name="dynaprof-deferred", daemon=True)
+        self._thread.start()
+
+    def _run(self, make: Callable[[], bytes]) -> None:
+        try:
+            self._value = make()
+        except BaseException as e:  # raised where the result is wanted
+            self._error = e
+
+    def result(self) -> bytes:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
+
+
+Files = dict[str, str | bytes | Deferred]
+
+#: how the bulky sample exports (folded stacks, speedscope) are written: gzip-compressed
+#: (``stacks-compiler.folded.gz``), as plain text, or not at all
+EXPORT_MODES: tuple[str, ...] = ("gzip", "plain", "none")
 
 
 @dataclass
@@ -36,6 +67,9 @@ class RenderOptions:
     #: per compile id graphs (flamegraphs, speedscope profiles) for at most this many frames,
     #: the ones with the most sampled time
     max_frame_graphs: int = 30
+    #: folded stacks and speedscope.json: "plain" (here: renderers called as a library return
+    #: text), "gzip" (the command line's default: ``*.gz``, a tenth of the size) or "none"
+    exports: str = "plain"
 
 
 @dataclass

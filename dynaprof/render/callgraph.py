@@ -12,13 +12,15 @@ from __future__ import annotations
 import itertools
 import shutil
 import subprocess
+import threading
+from collections.abc import Callable
 
 import networkx as nx
 
 from dynaprof.analysis.callgraph import CallGraph, build_callgraph
-from dynaprof.analysis.pstats_tools import table_bytes
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS
 from dynaprof.render.base import Files, RenderContext
+from dynaprof.render.snakeviz import render_snakeviz_profile as render_snakeviz_profile  # its old home
 
 #: outline colour of each category (the fill is the heat)
 CATEGORY_COLORS: dict[str, str] = {
@@ -336,36 +338,48 @@ def callgraph_svg_for(ctx: RenderContext, key: str = "run", inline: bool = True)
 
 def render_callgraph(ctx: RenderContext) -> Files:
     """``callgraph.dot`` and ``callgraph.svg`` for the run (cProfile "run" table, else samples)."""
-    if "callgraph" not in ctx.memo:
-        ctx.memo["callgraph"] = _render_callgraph(ctx)
-    return dict(ctx.memo["callgraph"])
+    return start_callgraph(ctx)()
 
 
-def _render_callgraph(ctx: RenderContext) -> Files:
+def start_callgraph(ctx: RenderContext) -> Callable[[], Files]:
+    """Begin :func:`render_callgraph`: the DOT text is made now and Graphviz runs in the
+    background (it takes most of a second on a few hundred nodes); the function returned waits
+    for it and gives the files, so the caller can render other outputs meanwhile."""
+    if "callgraph" in ctx.memo:
+        done: Files = ctx.memo["callgraph"]
+        return lambda: dict(done)
     dot_text = callgraph_dot_for(ctx, "run")
-    if dot_text is None:
-        return {}
-    files: Files = {"callgraph.dot": dot_text}
-    if not ctx.use_dot:
-        return files
-    svg, why = dot_to_svg(dot_text)
-    if svg is None:
-        _note(
-            ctx,
-            f"callgraph.svg not made ({why}); callgraph.dot was written: "
-            "render it with `dot -Tsvg callgraph.dot -o callgraph.svg`",
-        )
-    else:
-        files["callgraph.svg"] = svg
-    return files
+    files: Files = {} if dot_text is None else {"callgraph.dot": dot_text}
+    if dot_text is None or not ctx.use_dot:
+        ctx.memo["callgraph"] = files
+        return lambda: dict(files)
+    result: list[tuple[str | None, str | None]] = []
+    failed: list[BaseException] = []
 
+    def run_dot() -> None:
+        try:
+            result.append(dot_to_svg(dot_text))
+        except BaseException as e:  # raised where the caller waits, as if run there
+            failed.append(e)
 
-def render_snakeviz_profile(ctx: RenderContext) -> Files:
-    """``cprofile/run.snakeviz.prof``: the run's cProfile data reshaped so snakeviz draws it
-    (``dynaprof view RUN --snakeviz`` opens it)."""
-    from dynaprof.analysis.pstats_tools import reshape_for_snakeviz
+    thread = threading.Thread(target=run_dot, name="dynaprof-dot", daemon=True)
+    thread.start()
 
-    table = ctx.cprofile.get("run")
-    if not table:
-        return {}
-    return {"cprofile/run.snakeviz.prof": table_bytes(reshape_for_snakeviz(table))}
+    def finish() -> Files:
+        if "callgraph" not in ctx.memo:
+            thread.join()
+            if failed:
+                raise failed[0]
+            svg, why = result[0]
+            if svg is None:
+                _note(
+                    ctx,
+                    f"callgraph.svg not made ({why}); callgraph.dot was written: "
+                    "render it with `dot -Tsvg callgraph.dot -o callgraph.svg`",
+                )
+            else:
+                files["callgraph.svg"] = svg
+            ctx.memo["callgraph"] = files
+        return dict(ctx.memo["callgraph"])
+
+    return finish

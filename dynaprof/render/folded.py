@@ -5,11 +5,13 @@ speedscope and friends.
 the value is **self time in integer microseconds** (wall-time weighted, like every dynaprof
 graph), not a sample count. Frames are ``function (short/file.py:line)``; ``;`` inside names is
 written as ``,``. ``dynaprof.analysis.stacks.parse_folded`` / ``tree_from_folded`` read them back.
+The command line writes them gzip-compressed by default (``stacks-compiler.folded.gz``;
+``--exports plain`` for the text, ``--exports none`` for neither).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from dynaprof.analysis.attribution import stack_categories
 from dynaprof.analysis.stacks import (
@@ -22,8 +24,85 @@ from dynaprof.analysis.stacks import (
 )
 from dynaprof.model.session import CATEGORY_LABELS, Session
 from dynaprof.render.base import Files, RenderContext
+from dynaprof.render.gz import SUFFIX, gzip_later
 
 FOLDED_VIEWS: tuple[View, ...] = ("compiler", "traced")
+
+#: lines per chunk handed to the compressor
+_CHUNK_LINES = 2000
+
+Path = tuple[str, ...]
+
+
+def _order_is_tuple_order(labels: set[str]) -> bool:
+    """Whether sorting paths as tuples of labels gives the order of their ``;``-joined text.
+
+    It does unless some label is a proper prefix of another one that goes on with a character
+    sorting before ``;`` (e.g. ``f`` and ``f x``: ``"f;g" > "f x"`` but ``("f", "g") < ("f x",)``).
+    Labels that start with a label follow it directly in sorted order, so one pass finds them."""
+    ordered = sorted(labels)
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1 :]:
+            if not b.startswith(a):
+                break
+            if b[len(a)] < ";":
+                return False
+    return True
+
+
+def folded_paths(
+    session: Session, view: View = "compiler", frame: str | None = None, *, categories: Sequence[str] | None = None
+) -> list[tuple[Path, float]]:
+    """(frames, seconds) per distinct call path, in the order of the path text.
+
+    Paths are tuples of the functions' (shared) label strings, merged exactly when their joined
+    text is equal (labels hold no ``;``), and summed in stack order, so the result is what
+    grouping by the joined text gives, without making that text (about 3 KB per stack on
+    Dynamo's deep stacks) for every stack at once."""
+    if view not in FOLDED_VIEWS:
+        raise ValueError(f"folded stacks exist for {', '.join(FOLDED_VIEWS)}, not {view!r}")
+    if session.samples is None:
+        return []
+    cats = stack_categories(session) if categories is None else categories
+    labels = [folded_label(StackNode(f.name, f.filename, f.lineno, f.kind)) for f in session.functions]
+    label_of = labels.__getitem__
+    stacks = session.samples.stacks
+    indices = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
+    agg: dict[Path, float] = {}
+    get = agg.get
+    compiler = view == "compiler"
+    no_stack: Path = tuple(NO_COMPILER_STACK.split(";"))
+    used = {*labels, *no_stack}  # every label a path may hold (a superset is fine)
+    for i in indices:
+        st = stacks[i]
+        ids = st.compiler if compiler else st.traced
+        if ids:
+            path: Path = tuple(map(label_of, ids))
+        elif compiler:
+            path = no_stack
+        else:
+            path = tuple(f"{NOT_TRACING};[{CATEGORY_LABELS.get(cats[i], cats[i])}]".split(";"))
+            used.update(path)
+        agg[path] = get(path, 0.0) + st.seconds
+    if _order_is_tuple_order(used):
+        return sorted(agg.items())
+    return sorted(agg.items(), key=lambda item: ";".join(item[0]))  # as the text sorts
+
+
+def folded_chunks(
+    session: Session, view: View = "compiler", frame: str | None = None, *, categories: Sequence[str] | None = None
+) -> Iterator[str]:
+    """The folded-stack text of one view in pieces (joined, they are :func:`folded_text`)."""
+    lines: list[str] = []
+    for path, secs in folded_paths(session, view, frame, categories=categories):
+        us = round(secs * 1e6)
+        if us > 0:
+            lines.append(f"{';'.join(path)} {us}\n")
+            if len(lines) >= _CHUNK_LINES:
+                yield "".join(lines)
+                lines.clear()
+    if lines:
+        yield "".join(lines)
 
 
 def folded_text(
@@ -31,31 +110,24 @@ def folded_text(
 ) -> str:
     """Folded-stack text of one view (values in microseconds); empty when nothing was sampled.
 
-    Built straight from the stacks (no tree): one join per distinct stack, so it stays linear in
-    the sampled data; lines are sorted for deterministic output."""
-    if view not in FOLDED_VIEWS:
-        raise ValueError(f"folded stacks exist for {', '.join(FOLDED_VIEWS)}, not {view!r}")
-    if session.samples is None:
-        return ""
-    cats = stack_categories(session) if categories is None else categories
-    labels = [folded_label(StackNode(f.name, f.filename, f.lineno, f.kind)) for f in session.functions]
-    stacks = session.samples.stacks
-    indices = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
-    agg: dict[str, float] = {}
-    for i in indices:
-        st = stacks[i]
-        ids = st.compiler if view == "compiler" else st.traced
-        if ids:
-            path = ";".join(labels[j] for j in ids)
-        elif view == "compiler":
-            path = NO_COMPILER_STACK
-        else:
-            path = f"{NOT_TRACING};[{CATEGORY_LABELS.get(cats[i], cats[i])}]"
-        agg[path] = agg.get(path, 0.0) + st.seconds
-    lines = (f"{path} {round(secs * 1e6)}\n" for path, secs in sorted(agg.items()) if round(secs * 1e6) > 0)
-    return "".join(lines)
+    Built straight from the stacks (no tree), linear in the sampled data; lines are sorted for
+    deterministic output."""
+    return "".join(folded_chunks(session, view, frame, categories=categories))
 
 
 def render_folded(ctx: RenderContext) -> Files:
+    mode = ctx.options.exports
+    if mode == "none":
+        return {}
     cats = stack_categories(ctx.session)
-    return {f"stacks-{view}.folded": folded_text(ctx.session, view, categories=cats) for view in FOLDED_VIEWS}
+    files: Files = {}
+    for view in FOLDED_VIEWS:
+        if mode == "gzip":  # made and compressed in the background, beside the next renderers
+
+            def chunks(view: View = view) -> Iterator[str]:
+                return folded_chunks(ctx.session, view, categories=cats)
+
+            files[f"stacks-{view}.folded{SUFFIX}"] = gzip_later(chunks)
+        else:
+            files[f"stacks-{view}.folded"] = folded_text(ctx.session, view, categories=cats)
+    return files

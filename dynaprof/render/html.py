@@ -25,7 +25,7 @@ from dynaprof import fmt
 from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, CompiledFrame, Session
 from dynaprof.render import markdown as md
-from dynaprof.render.base import Files, RenderContext, Renderer
+from dynaprof.render.base import Deferred, Files, RenderContext, Renderer
 
 __all__ = ["Col", "Markup", "esc", "inline_svg", "kpi", "num", "page", "render_html", "script_json", "secs", "section",
            "table"]
@@ -230,9 +230,12 @@ def _load_renderer(module: str, func: str) -> Renderer | None:
 
 
 def _callgraph(ctx: RenderContext) -> str:
-    render = _load_renderer("dynaprof.render.callgraph", "render_callgraph")
-    files = render(ctx) if render is not None else {}
+    made = ctx.memo.get("callgraph")  # what the call graph renderer made (maybe in another process)
+    render = None if made is not None else _load_renderer("dynaprof.render.callgraph", "render_callgraph")
+    files = dict(made) if made is not None else render(ctx) if render is not None else {}
     svg = files.get("callgraph.svg")
+    if isinstance(svg, Deferred):
+        svg = svg.result()
     if isinstance(svg, bytes):
         svg = svg.decode("utf-8", "replace")
     if not svg:

@@ -4,6 +4,7 @@ rendering a Markdown summary never imports networkx or Graphviz)."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import cast
 
 from dynaprof.render.base import Files, RenderContext, Renderer
@@ -17,9 +18,24 @@ RENDERERS: dict[str, str] = {
     "folded": "dynaprof.render.folded:render_folded",
     "speedscope": "dynaprof.render.speedscope:render_speedscope",
     "callgraph": "dynaprof.render.callgraph:render_callgraph",
-    "snakeviz_profile": "dynaprof.render.callgraph:render_snakeviz_profile",
+    "snakeviz_profile": "dynaprof.render.snakeviz:render_snakeviz_profile",
     "html": "dynaprof.render.html:render_html",
 }
+
+
+#: renderers that can begin early: ``start(ctx)`` does the part that needs this process and
+#: returns a function giving the files, so slow outside work (Graphviz) overlaps other renderers
+STARTERS: dict[str, str] = {
+    "callgraph": "dynaprof.render.callgraph:start_callgraph",
+}
+
+
+def get_starter(name: str) -> Callable[[RenderContext], Callable[[], Files]] | None:
+    path = STARTERS.get(name)
+    if path is None:
+        return None
+    module, _, func = path.partition(":")
+    return cast(Callable[[RenderContext], Callable[[], Files]], getattr(importlib.import_module(module), func))
 
 
 def get_renderer(name: str) -> Renderer:

@@ -10,7 +10,7 @@ speedscope's "Time Order" view is not chronological); weights are seconds (``uni
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from dynaprof.analysis.attribution import stack_categories
@@ -29,6 +29,7 @@ from dynaprof.analysis.stacks import (
 )
 from dynaprof.model.session import CATEGORY_LABELS, Session
 from dynaprof.render.base import Files, RenderContext
+from dynaprof.render.gz import SUFFIX, gzip_later
 
 SCHEMA_URL = "https://www.speedscope.app/file-format-schema.json"
 
@@ -93,11 +94,12 @@ def _stack_samples(
     stacks = session.samples.stacks if session.samples is not None else []
     indices = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
     agg: dict[tuple[int, ...], float] = {}
+    frame_of = ids.__getitem__
     for i in indices:
         st = stacks[i]
         raw = st.compiler if view == "compiler" else st.traced
         if raw:
-            path = tuple(ids[j] for j in raw)
+            path = tuple(map(frame_of, raw))
         elif view == "compiler":
             path = (frames(StackNode(NO_COMPILER_STACK, kind=SYNTHETIC)),)
         else:
@@ -140,5 +142,18 @@ def speedscope_document(session: Session, max_frames: int | None = None) -> dict
 
 
 def render_speedscope(ctx: RenderContext) -> Files:
-    doc = speedscope_document(ctx.session, ctx.options.max_frame_graphs)
-    return {"speedscope.json": json.dumps(doc, indent=None, sort_keys=False) + "\n"}
+    """``speedscope.json`` (``speedscope.json.gz`` with ``exports="gzip"``: speedscope opens it
+    as is, it inflates compressed files on import; nothing with ``exports="none"``)."""
+    mode = ctx.options.exports
+    if mode == "none":
+        return {}
+    text = json.dumps(speedscope_document(ctx.session, ctx.options.max_frame_graphs), indent=None, sort_keys=False)
+    if mode == "gzip":
+        return {f"speedscope.json{SUFFIX}": gzip_later(lambda: _pieces(text + "\n"))}
+    return {"speedscope.json": text + "\n"}
+
+
+def _pieces(text: str, size: int = 1 << 20) -> Iterator[str]:
+    """``text`` in slices, so compressing it needs no second full-size copy."""
+    for i in range(0, len(text), size):
+        yield text[i : i + size]
