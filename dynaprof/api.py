@@ -1,0 +1,367 @@
+"""Profiling from inside Python: ``with dynaprof.profile("DIR") as prof: ...``.
+
+The same capture as ``dynaprof run`` (hooks, sampler, journal; ``dynaprof.capture.core``), in the
+current process, for a block of code. On exit the journal is assembled into a session and every
+output ``dynaprof report`` writes is rendered into the run folder. Documented in
+docs/python-api.md; the stable surface is what ``dynaprof/__init__.py`` exports.
+"""
+
+from __future__ import annotations
+
+import atexit
+import datetime
+import fnmatch
+import functools
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
+
+from dynaprof.errors import DynaprofError
+
+if TYPE_CHECKING:
+    from dynaprof.capture.core import Capture
+    from dynaprof.model.session import Session
+
+RUNS_DIR = "dynaprof-runs"
+JOURNAL_FILE = "journal.jsonl"  # the capture journal's name in a run folder (capture.journal)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+#: what a run folder holds (top-level names): cleared when a new run replaces an earlier one in
+#: the same folder (a re-run notebook cell, a test re-run with ``--dynaprof``); anything else the
+#: user put in the folder is left alone
+RUN_OUTPUTS = (
+    "session.json", JOURNAL_FILE, "summary.txt", "summary.md", "report.html", "*.svg", "*.dot",
+    "*.folded", "*.folded.gz", "speedscope.json", "speedscope.json.gz", "trace.json", "trace.json.gz",
+    "*.prof", "flames", "frames", "cprofile", "snakeviz*",
+)
+
+
+class ProfileError(DynaprofError):
+    """Misuse of ``dynaprof.profile`` (nested profiles, a non-empty folder, bad options)."""
+
+
+def default_run_dir(stem: str) -> Path:
+    """./dynaprof-runs/<stem>-<timestamp>, made unique with a counter (as ``dynaprof run``)."""
+    base = Path(RUNS_DIR) / f"{stem}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
+
+
+def clear_previous_run(run_dir: Path) -> bool:
+    """Remove an earlier dynaprof run from ``run_dir`` (only what a run writes); False, and
+    nothing removed, when the folder does not hold a run."""
+    if not ((run_dir / "session.json").is_file() or (run_dir / JOURNAL_FILE).is_file()):
+        return False
+    for entry in list(run_dir.iterdir()):
+        if any(fnmatch.fnmatch(entry.name, pat) for pat in RUN_OUTPUTS):
+            try:
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+            except OSError as e:
+                raise ProfileError(f"cannot replace the earlier run in {run_dir}: {e.strerror or e}") from e
+    return True
+
+
+def _caller_label() -> str:
+    """``file.py:LINE`` of the first frame outside dynaprof (and contextlib), for the run target."""
+    f = sys._getframe(1)
+    here = os.path.dirname(os.path.abspath(__file__))
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not os.path.abspath(fn).startswith(here) and not fn.endswith("contextlib.py"):
+            return f"{os.path.basename(fn)}:{f.f_lineno}"
+        f = f.f_back  # type: ignore[assignment]
+    return "python"
+
+
+def _stem(label: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", label.rsplit(":", 1)[0]).strip("-.")
+    return (stem.removesuffix(".py") or "profile")[:60]
+
+
+class Profile:
+    """One profiled block. Use as a context manager, a decorator, or with ``start()``/``stop()``.
+
+    Each start profiles every ``torch.compile`` compile in this process, on any thread, until the
+    matching stop; stop writes the run folder and sets ``session``. A profile can be started again
+    after it stopped (a new run: the folder must then be empty, or ``force=True``)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        force: bool = False,
+        sampler: Literal["builtin", "none"] = "builtin",
+        rate: float = 1000.0,
+        cprofile: bool = False,
+        label: str | None = None,
+        quiet: bool = True,
+        max_rows: int = 25,
+        exports: Literal["gzip", "plain", "none"] = "gzip",
+        render: bool = True,
+        _option_hint: str = "force=True",
+    ) -> None:
+        chosen: str = sampler
+        if chosen not in ("builtin", "none"):
+            why = " (py-spy attaches from outside: use `dynaprof run --sampler py-spy`)" if chosen == "py-spy" else ""
+            raise ProfileError(f"sampler must be 'builtin' or 'none', got {chosen!r}{why}")
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 20000:
+            raise ProfileError(f"rate must be between 0 and 20000 samples per second, got {rate!r}")
+        if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
+            raise ProfileError(f"max_rows must be a whole number >= 1, got {max_rows!r}")
+        if exports not in ("gzip", "plain", "none"):
+            raise ProfileError(f"exports must be 'gzip', 'plain' or 'none', got {exports!r}")
+        self.path = None if path is None else Path(path)
+        self.force = force
+        self.sampler = sampler
+        self.rate = float(rate)
+        self.cprofile = cprofile
+        self.label = label
+        self.quiet = quiet
+        self.max_rows = max_rows
+        self.exports = exports
+        self.render = render
+        self._hint = _option_hint
+        #: the run folder of the current (or last) run
+        self.run_dir: Path | None = None
+        #: files the last stop wrote, and the renderers' notes
+        self.written: list[Path] = []
+        self.notes: list[str] = []
+        self._session: Session | None = None
+        self._capture: Capture | None = None
+        self._pid: int | None = None
+        self._t0 = 0.0
+        self._target = ""
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._capture is not None and self._pid == os.getpid()
+
+    def start(self) -> Profile:
+        """Start profiling; returns the profile. ProfileError when another profile is active."""
+        from dynaprof.capture.core import IN_PROCESS, CaptureBusy, CaptureOptions, in_process_start_record
+        from dynaprof.capture.journal import JournalWriter
+
+        if self.running:
+            raise ProfileError("this profile is already running")
+        self._refuse_if_busy(IN_PROCESS)
+        target = self.label or f"<in-process: {_caller_label()}>"
+        run_dir = self._prepare(self.path or default_run_dir(_stem(self.label or _caller_label()))).resolve()
+        journal_path = run_dir / JOURNAL_FILE
+        try:
+            journal_path.write_bytes(b"")
+            journal = JournalWriter(journal_path)
+        except OSError as e:
+            raise ProfileError(f"cannot write {journal_path}: {e.strerror or e}") from e
+        options = CaptureOptions(
+            sampler=self.sampler,
+            rate_hz=self.rate,
+            cprofile_dir=str(run_dir / "cprofile") if self.cprofile else None,
+            use_signal=self._use_signal(),
+        )
+        t0_ns = time.time_ns()
+        try:
+            cap = IN_PROCESS.begin(journal, t0_ns, options, in_process_start_record(t0_ns, target))
+        except CaptureBusy as e:
+            journal.close()
+            journal_path.unlink(missing_ok=True)
+            raise ProfileError(f"dynaprof.profile(): {e}") from None
+        self.run_dir, self._capture, self._pid, self._target = run_dir, cap, os.getpid(), target
+        self._t0 = time.perf_counter()
+        self._session, self.written, self.notes = None, [], []
+        atexit.register(self._at_exit)
+        return self
+
+    def _use_signal(self) -> bool:
+        return True
+
+    def _refuse_if_busy(self, state: Any) -> None:
+        if state.owner is not None:
+            raise ProfileError(
+                f"dynaprof.profile(): this process is already profiled by `{state.owner}`, which records "
+                "every compile; drop the profile() block or run the script with plain python"
+            )
+        if state.active is not None:
+            raise ProfileError(
+                "dynaprof.profile(): a profile is already active in this process (profiles do not nest; "
+                "the outer one already records every compile, on every thread)"
+            )
+
+    def _prepare(self, path: Path) -> Path:
+        if path.exists() and not path.is_dir():
+            raise ProfileError(f"{path} exists and is not a folder")
+        if path.is_dir() and any(path.iterdir()) and not self.force:
+            raise ProfileError(f"{path} is not empty; pass {self._hint} to write into it anyway")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ProfileError(f"cannot create {path}: {e.strerror or e}") from e
+        return path
+
+    def stop(self) -> Session:
+        """Stop profiling, write the run folder, and return the session."""
+        if self._capture is None:
+            raise ProfileError("this profile is not running: start it with `with dynaprof.profile(...)`, "
+                               "as a decorator, or with prof.start()")
+        if self._pid != os.getpid():
+            raise ProfileError("this profile was started in another process (before a fork); only that "
+                               "process can stop it")
+        return self._finish("exited")
+
+    def _finish(self, reason: str) -> Session:
+        from dynaprof.capture.core import IN_PROCESS
+        from dynaprof.capture.journal import read_journal
+        from dynaprof.cli.outputs import render_outputs
+        from dynaprof.ingest.assemble import ParentFacts, assemble
+        from dynaprof.render.base import RenderOptions
+
+        cap, run_dir = self._capture, self.run_dir
+        assert cap is not None and run_dir is not None
+        self._capture = None
+        try:
+            atexit.unregister(self._at_exit)
+        except Exception:
+            pass
+        IN_PROCESS.end(cap, None, reason)
+        journal = run_dir / JOURNAL_FILE
+        facts = ParentFacts(
+            command=[],
+            exit_status=None,
+            wall_s=round(time.perf_counter() - self._t0, 6),
+            sampler=self.sampler,
+            requested_hz=self.rate if self.sampler != "none" else None,
+            cprofile=self.cprofile,
+            run_dir=str(run_dir),
+            notes=list(self._notes()),
+        )
+        session = assemble((rec for _, rec in read_journal(journal)), facts)
+        self._session = session
+        options = RenderOptions(max_rows=self.max_rows, exports=self.exports)
+        try:
+            if self.render:
+                self.written, self.notes = render_outputs(session, run_dir, options)
+            else:
+                from dynaprof.model.store import save_session
+
+                self.written, self.notes = [save_session(session, run_dir)], []
+        except DynaprofError as e:  # the program goes on; the journal is kept for `dynaprof report`
+            sys.stderr.write(f"dynaprof: error: {e.message}; the capture journal is kept: re-run "
+                             f"`dynaprof report {run_dir}` once there is space\n")
+            return session
+        journal.unlink(missing_ok=True)
+        if not self.quiet:
+            n = len(session.frames)
+            sys.stderr.write(f"dynaprof: {n} compiled frame{'s' * (n != 1)} profiled -> {run_dir}/ "
+                             f"(open {run_dir / 'report.html'})\n")
+        return session
+
+    def _notes(self) -> list[str]:
+        return []
+
+    def _at_exit(self) -> None:
+        """A profile still running when the interpreter exits is saved then."""
+        if self.running:
+            try:
+                self._finish("exited")
+            except Exception as e:
+                sys.stderr.write(f"dynaprof: could not save the profile at exit: {type(e).__name__}: {e}\n")
+
+    # -- results ----------------------------------------------------------------------------------
+    @property
+    def session(self) -> Session:
+        """The typed session of the last run (``dynaprof.Session``)."""
+        if self._session is None:
+            raise ProfileError("no profile yet: the session is there once the profiled block has ended")
+        return self._session
+
+    def summary(self) -> str:
+        """The terminal summary of the last run, as ``dynaprof run`` prints it."""
+        from dynaprof.render.terminal import summary_text
+
+        return summary_text(self.session, self.max_rows)
+
+    # -- forms --------------------------------------------------------------------------------------
+    def __enter__(self) -> Profile:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> Literal[False]:
+        if self._capture is None or self._pid != os.getpid():
+            return False  # a forked child leaving the block: its parent saves the profile
+        if exc_type is None or issubclass(exc_type, SystemExit):
+            reason = "exited"
+        elif issubclass(exc_type, KeyboardInterrupt):
+            reason = "interrupted"
+        else:
+            reason = "exception"
+        if exc_type is None:
+            self._finish(reason)
+            return False
+        try:  # the block's exception is what the caller sees, whatever saving does
+            self._finish(reason)
+        except Exception as e:
+            sys.stderr.write(f"dynaprof: could not save the profile: {type(e).__name__}: {e}\n")
+        return False
+
+    def __call__(self, fn: Callable[P, R]) -> Callable[P, R]:
+        """As a decorator: each call of ``fn`` is one profiled run."""
+
+        @functools.wraps(fn)
+        def profiled(*args: P.args, **kwargs: P.kwargs) -> R:
+            with self:
+                return fn(*args, **kwargs)
+
+        return profiled
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else ("done" if self._session is not None else "not started")
+        return f"<dynaprof.Profile {state} {self.run_dir or self.path or RUNS_DIR + '/...'}>"
+
+
+def profile(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    force: bool = False,
+    sampler: Literal["builtin", "none"] = "builtin",
+    rate: float = 1000.0,
+    cprofile: bool = False,
+    label: str | None = None,
+    quiet: bool = True,
+    max_rows: int = 25,
+    exports: Literal["gzip", "plain", "none"] = "gzip",
+    render: bool = True,
+) -> Profile:
+    """Profile every ``torch.compile`` compile of a block into the run folder ``path``.
+
+    ``with dynaprof.profile("runs/x") as prof: ...``, ``@dynaprof.profile()`` on a function, or
+    ``prof = dynaprof.profile().start()`` ... ``prof.stop()``. Without ``path``, a new folder
+    under ``./dynaprof-runs/``. A non-empty folder is refused unless ``force``. ``render=False``
+    writes ``session.json`` only (``dynaprof report DIR`` renders the rest later)."""
+    return Profile(
+        path, force=force, sampler=sampler, rate=rate, cprofile=cprofile, label=label, quiet=quiet,
+        max_rows=max_rows, exports=exports, render=render,
+    )
+
+
+def load_session(path: str | os.PathLike[str]) -> Session:
+    """Load a run folder or a ``session.json`` (``dynaprof.SessionError``, a ProfileError's sibling,
+    when it is missing, corrupt or from a newer dynaprof)."""
+    from dynaprof.model.store import load_session as load
+
+    return load(Path(path))
