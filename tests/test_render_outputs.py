@@ -107,7 +107,7 @@ def test_second_process_renders_the_same_files_and_notes(tmp_path: Path, monkeyp
     opts = RenderOptions(exports="gzip")
     monkeypatch.setenv("DYNAPROF_JOBS", "1")
     serial, serial_notes = _render(tmp_path, "serial", opts)
-    monkeypatch.delenv("DYNAPROF_JOBS")
+    monkeypatch.setenv("DYNAPROF_JOBS", "2")
     monkeypatch.setattr(outputs, "PARALLEL_MIN_FRAMES", 0)
     assert outputs._parallel_names(RenderContext(seed_session(), opts), ["folded", "callgraph", "html"])
     parallel, parallel_notes = _render(tmp_path, "parallel", opts)
@@ -121,7 +121,7 @@ def test_a_dead_worker_costs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
     opts = RenderOptions(exports="plain")
     monkeypatch.setenv("DYNAPROF_JOBS", "1")
     serial, _ = _render(tmp_path, "serial", opts)
-    monkeypatch.delenv("DYNAPROF_JOBS")
+    monkeypatch.setenv("DYNAPROF_JOBS", "2")
     monkeypatch.setattr(outputs, "PARALLEL_MIN_FRAMES", 0)
     parent = os.getpid()
     real = outputs.get_renderer

@@ -23,12 +23,14 @@ from dynaprof.model.store import save_session
 from dynaprof.render.base import EXPORT_MODES, Deferred, Files, PStatsTable, RenderContext, RenderOptions
 from dynaprof.render.registry import RENDERERS, get_renderer, get_starter
 
-#: rendered in a second process (fork) while this one renders the rest: each reads every stack,
-#: nothing but the report needs them and the report waits for them; the call graph also waits on
-#: Graphviz. ``DYNAPROF_JOBS=1`` renders everything in this process.
+#: with ``DYNAPROF_JOBS=2``, rendered in a second process (fork) while this one renders the rest:
+#: each reads every stack, nothing but the report needs them and the report waits for them. Off
+#: by default: the second process copies the pages of the session it touches (about half of it,
+#: 300 MiB more at 100,000 stacks); one process already has Graphviz and the compression of the
+#: exports running beside it in the background.
 PARALLEL_RENDERERS: tuple[str, ...] = ("callgraph", "folded")
-#: ... for sessions with at least this many sampled compiler frames (all stacks together; the
-#: seed case has about 200,000, where one process with Graphviz beside it is quicker)
+#: ... and only for sessions with at least this many sampled compiler frames (all stacks together;
+#: the seed case has about 200,000, where a second process costs more than it saves)
 PARALLEL_MIN_FRAMES = 500_000
 
 #: the bulky exports ``--exports`` decides about; a re-render removes the other form of each
@@ -207,7 +209,7 @@ def _say_took(name: str, outcome: _Outcome) -> None:
 
 def _parallel_names(ctx: RenderContext, names: list[str]) -> list[str]:
     """The renderers worth a second process here (none when it cannot help or cannot fork)."""
-    if os.environ.get("DYNAPROF_JOBS", "").strip() == "1" or not hasattr(os, "fork"):
+    if os.environ.get("DYNAPROF_JOBS", "").strip() not in ("2", "3", "4") or not hasattr(os, "fork"):
         return []
     if threading.active_count() > 1:  # forking a threaded process is not safe
         return []
@@ -286,8 +288,8 @@ def render_outputs(
 ) -> tuple[list[Path], list[str]]:
     """Write session.json and every output; a failing renderer is reported, never fatal.
 
-    The call graph and the folded stacks render in a second process when that can help (see
-    ``PARALLEL_RENDERERS``); files, notes and their order are the same either way."""
+    With ``DYNAPROF_JOBS=2`` the call graph and the folded stacks of a big session render in a
+    second process (``PARALLEL_RENDERERS``); files, notes and their order are the same either way."""
     apply_attribution(session)  # derived data: always by the current rules
     names = list(only or RENDERERS)
     tables, notes = load_cprofile(session, run_dir or out_dir)

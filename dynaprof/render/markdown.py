@@ -76,10 +76,26 @@ class FunctionTime:
     inclusive_s: float
 
 
+_TIMES: list[tuple[object, int, object, list[FunctionTime]]] = []
+
+
 def traced_function_times(session: Session) -> list[FunctionTime]:
-    """Self and inclusive sampled seconds per traced user function, heaviest self time first."""
+    """Self and inclusive sampled seconds per traced user function, heaviest self time first.
+
+    The Markdown summary and the HTML report both list them: the last result is kept while the
+    same stack and function lists (held here, so their ids cannot be reused) stay the same."""
     if session.samples is None:
         return []
+    stacks = session.samples.stacks
+    if _TIMES and _TIMES[0][0] is stacks and _TIMES[0][1] == len(stacks) and _TIMES[0][2] is session.functions:
+        return list(_TIMES[0][3])
+    out = _traced_function_times(session)
+    _TIMES[:] = [(stacks, len(stacks), session.functions, out)]
+    return list(out)
+
+
+def _traced_function_times(session: Session) -> list[FunctionTime]:
+    assert session.samples is not None
     self_s: dict[int, float] = {}
     incl: dict[int, float] = {}
     for st in session.samples.stacks:

@@ -58,7 +58,7 @@ class _Frames:
         return i
 
 
-def _profile(name: str, samples: list[list[int]], weights: list[float]) -> dict[str, Any]:
+def _profile(name: str, samples: Sequence[Sequence[int]], weights: list[float]) -> dict[str, Any]:
     return {
         "type": "sampled",
         "name": name,
@@ -87,7 +87,7 @@ def _tree_samples(root: StackNode, frames: _Frames) -> tuple[list[list[int]], li
 
 def _stack_samples(
     session: Session, view: View, frame: str | None, cats: Sequence[str], frames: _Frames, ids: Sequence[int]
-) -> tuple[list[list[int]], list[float]]:
+) -> tuple[list[tuple[int, ...]], list[float]]:
     """One speedscope sample per distinct stack, straight from the session (no tree), merged
     by identical path and in sorted order so the file is deterministic. ``ids``: speedscope frame
     index of each session function."""
@@ -107,7 +107,7 @@ def _stack_samples(
             path = (frames(StackNode(NOT_TRACING, kind=SYNTHETIC)), frames(StackNode(label, kind=SYNTHETIC)))
         agg[path] = agg.get(path, 0.0) + st.seconds
     items = sorted(agg.items())
-    return [list(p) for p, _ in items], [w for _, w in items]
+    return [p for p, _ in items], [w for _, w in items]  # tuples: JSON arrays all the same
 
 
 def speedscope_document(session: Session, max_frames: int | None = None) -> dict[str, Any]:
