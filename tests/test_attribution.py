@@ -77,7 +77,8 @@ def test_pyspy_stacks_match_parametrization_only_in_parametrized_frames() -> Non
         ],
     )
     assert classify(st, t.functions, 0, parametrized_frame=True) == "parametrization"
-    assert classify(st, t.functions, 0, parametrized_frame=False) == "other"
+    # Dynamo's variable trackers are tracing work (the deepest subsystem frame names the phase)
+    assert classify(st, t.functions, 0, parametrized_frame=False) == "user_tracing"
 
 
 def test_totals_add_up_and_each_category_is_present() -> None:

@@ -415,6 +415,6 @@ def test_guard_trees_are_measured_late_without_keeping_compiled_code_alive() -> 
     del dropped, result
     assert watch() is None  # dynaprof held no reference to it
     rec.flush_guards()
-    guards = [r for r in out if r["t"] == "guards"]
-    assert len(guards) == 1 and guards[0]["code_text_lines"] == 2
+    printed = [r for r in out if r["t"] == "guards" and "code_text_lines" in r]
+    assert len(printed) == 1 and printed[0]["code_text_lines"] == 2
     assert any(r["t"] == "warn" and "1 compile(s) are unknown" in str(r["msg"]) for r in out)

@@ -89,7 +89,7 @@ def test_seed_report_sections() -> None:
     for anchor in ("summary", "attribution", "flamegraphs", "callgraph", "frames", "properties", "traced",
                    "compiles", "environment"):
         assert f'id="{anchor}"' in text, anchor
-    assert "64 parametrized properties" in text
+    assert "parametrization (64 properties via Parametrization" in text
     assert text.count('class="dynaprof-flame"') >= 2  # compiler and traced flamegraphs, inlined
     assert "<?xml" not in text
     assert 'class="dp-table sortable"' in text
@@ -103,7 +103,7 @@ def test_json_island_round_trips() -> None:
     island = [data for attrs, data in c.scripts if attrs.get("id") == "dp-data"]
     assert len(island) == 1
     data = json.loads(island[0])
-    assert data["verdict"].startswith("64 parametrized properties")
+    assert data["verdict"].startswith("parametrization (64 properties via Parametrization")
     assert data["totals"]["frames"] == 1
 
 

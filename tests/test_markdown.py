@@ -98,7 +98,7 @@ def test_code_block_fence_longer_than_content() -> None:
 def test_seed_summary() -> None:
     text = str(render_markdown(RenderContext(seed_session()))["summary.md"])
     assert text.startswith("### dynaprof: repro.py")
-    assert "**Verdict:** 64 parametrized properties" in text
+    assert "**Verdict:** parametrization (64 properties via Parametrization" in text
     assert "2,639 guards" in text
     for link in ("(flame-compiler.svg)", "(flame-traced.svg)", "(callgraph.svg)", "(report.html)", "(trace.json)"):
         assert link in text

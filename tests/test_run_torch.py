@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from dynaprof.analysis.findings import findings
 from dynaprof.model import load_session
 from tests.conftest import SAMPLES, CliResult, profile, run_dynaprof
 
@@ -29,7 +30,10 @@ def test_seed_parametrized_has_one_forward_frame_and_many_more_guards(seed_runs:
     assert not fq.properties
     # facts torch 2.13 exposes are known, not guessed
     assert fp.inlined_calls and fp.inlined_calls > 10 * (fq.inlined_calls or 1)
-    assert fp.ir_count and fp.guards.tree_leaf_count and fp.guards.code_text_chars
+    assert fp.ir_count and fp.guards.tree_leaf_count
+    # the printed guard code is measured late and only if the script still holds the compiled code
+    # (dynaprof never keeps it alive); the seed drops its model when compile_once returns
+    assert fp.guards.code_text_chars or any("guard code sizes" in w for w in sp.capture.warnings)
     # the C++ guard tree: ~1,400 leaf guards vs ~280 on torch 2.13 (each shared guard counted once)
     assert fp.guards.tree_leaf_count >= 3 * fq.guards.tree_leaf_count  # type: ignore[operator]
     assert fp.guards.tree_manager_count and fp.guards.tree_depth and fp.guards.tree_depth > fq.guards.tree_depth
@@ -44,7 +48,7 @@ def test_seed_attribution_names_parametrization(seed_runs: dict[str, CliResult])
     cat = max(sp.attribution, key=sp.attribution.__getitem__)
     assert cat == "parametrization"
     assert sp.frames[0].attribution["parametrization"] > 0
-    assert "64 parametrized properties" in seed_runs["parametrized"].stderr
+    assert "parametrization (64 properties via Parametrization" in seed_runs["parametrized"].stderr
     sq = load_session(seed_runs["plain"].run_dir)
     assert sq.attribution["parametrization"] == 0
 
@@ -53,7 +57,7 @@ def test_summary_lists_frames_totals_finding_and_paths(seed_runs: dict[str, CliR
     err = seed_runs["parametrized"].stderr
     assert "compile id" in err and "0/0" in err and "forward" in err
     assert "total: 1 compiled frame" in err
-    assert "hottest: 64 parametrized properties" in err
+    assert "hottest: parametrization (64 properties via Parametrization" in err
     assert "wrote " in err and "session.json" in err
 
 
@@ -85,7 +89,7 @@ def test_graph_breaks_and_recompiles_are_counted(tmp_path: Path) -> None:
     assert steps[0].graph_break_reasons[0].lineno is not None
     assert steps[0].recompile_reason is None
     assert steps[1].recompile_reason and "mismatch" in steps[1].recompile_reason
-    assert "recompiled 2 times" in r.stderr
+    assert any("recompiled 2 times" in f.text for f in findings(s))
 
 
 def test_crash_after_compile_keeps_what_was_compiled(tmp_path: Path) -> None:
@@ -141,4 +145,4 @@ def test_lora_sample_names_the_adapted_weights(tmp_path: Path) -> None:
     props = {p.label: p for p in f.properties if p.parametrized}
     assert set(props) == {"Linear.weight"} and props["Linear.weight"].instances == 8
     assert s.attribution["parametrization"] > 0
-    assert "8 parametrized properties (Linear.weight x8)" in r.stderr
+    assert "parametrization (8 properties via LoRA: Linear.weight x8) cost" in r.stderr

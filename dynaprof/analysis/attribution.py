@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from dynaprof.model.session import CATEGORIES, FunctionRef, Session, Stack
+from dynaprof.analysis import causes
+from dynaprof.model.session import CATEGORIES, PHASE_CATEGORY, FunctionRef, Session, Stack
 
 PARAMETRIZE_FILE = "torch/nn/utils/parametrize.py"
 
@@ -72,64 +73,34 @@ def _resolves_property(compiler: Sequence[FunctionRef]) -> bool:
     return False
 
 
-#: rules 3-8 on the compiler stack, in order: (category, file needles); the first that any compiler
-#: frame matches wins (``user_tracing`` also matches any stack with traced user code)
-_COMPILER_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("guard_building", ("torch/_dynamo/guards.py",)),
-    ("cpp_triton_compile", _CPP_TRITON),
-    ("inductor_codegen", ("torch/_inductor/",)),
-    ("aot_autograd", ("torch/_functorch/",)),
-    ("fake_tensor", _FAKE),
-    ("user_tracing", _TRACING),
-)
-_TRACING_RULE = len(_COMPILER_RULES) - 1
-
-
 def classify(
     stack: Stack, functions: Sequence[FunctionRef], final_attempt: int | None, parametrized_frame: bool = False
 ) -> str:
     """The category of one stack; ``final_attempt`` is the frame's last attempt index and
     ``parametrized_frame`` whether parametrized properties were traced in that frame."""
-    if final_attempt is not None and 0 <= stack.attempt < final_attempt:  # -1: attempt unknown
-        return "restarts"
-    traced = [functions[i] for i in stack.traced]
-    if any(is_parametrization(f) for f in traced):
-        return "parametrization"
-    compiler = [functions[i] for i in stack.compiler]
-    if not traced and parametrized_frame and _resolves_property(compiler):
-        return "parametrization"
-    for cat, needles in _COMPILER_RULES[:_TRACING_RULE]:
-        if _any_in(compiler, needles):
-            return cat
-    if traced or _any_in(compiler, _TRACING):
-        return "user_tracing"
-    return "other"
-
-
-def _rule_rank(f: FunctionRef) -> int:
-    """Index of the first compiler rule this function matches on its own (len if none): a stack
-    matches rule k when any of its frames does, so its first rule is the smallest rank."""
-    path = _path(f)
-    for k, (_cat, needles) in enumerate(_COMPILER_RULES):
-        if any(n in path for n in needles):
-            return k
-    return len(_COMPILER_RULES)
+    return _classify_all(
+        [stack], functions, {} if final_attempt is None else {stack.frame or "": final_attempt},
+        {stack.frame or ""} if parametrized_frame else set(), frame_key=stack.frame or "",
+    )[0]
 
 
 def _classify_all(
-    stacks: Sequence[Stack], functions: Sequence[FunctionRef], finals: dict[str, int], parametrized: set[str]
+    stacks: Sequence[Stack],
+    functions: Sequence[FunctionRef],
+    finals: dict[str, int],
+    parametrized: set[str],
+    frame_key: str | None = None,
 ) -> list[str]:
-    """``classify`` of every stack, with each function's rule matches worked out once (a big
-    session has millions of frames on its stacks but a few thousand distinct functions)."""
-    ranks = [_rule_rank(f) for f in functions]
+    """``classify`` of every stack, with each function's facts worked out once (a big session has
+    millions of frames on its stacks but a few thousand distinct functions). After the restart and
+    parametrization rules, a stack's category is that of its phase (``analysis.causes``): the
+    innermost torch span that names one, else the deepest compiler subsystem frame."""
+    tables = causes.tables(functions)
     param = [is_parametrization(f) for f in functions]
-    none = len(_COMPILER_RULES)
-    names = [cat for cat, _ in _COMPILER_RULES[:_TRACING_RULE]]
-    rank_of = ranks.__getitem__
     out: list[str] = []
     append = out.append
     for st in stacks:
-        frame = st.frame
+        frame = st.frame if frame_key is None else frame_key
         final = finals.get(frame) if frame is not None else None
         if final is not None and 0 <= st.attempt < final:
             append("restarts")
@@ -142,13 +113,8 @@ def _classify_all(
         if not traced and frame in parametrized and _resolves_property([functions[i] for i in compiler]):
             append("parametrization")
             continue
-        r = min(map(rank_of, compiler), default=none)
-        if r < _TRACING_RULE:
-            append(names[r])
-        elif traced or r == _TRACING_RULE:
-            append("user_tracing")
-        else:
-            append("other")
+        cat = PHASE_CATEGORY[causes.stack_phase(st, tables)]
+        append("user_tracing" if cat == "other" and traced else cat)
     return out
 
 
@@ -200,16 +166,22 @@ def attribute(session: Session) -> tuple[dict[str, float], dict[str, dict[str, f
 
 
 def apply_attribution(session: Session) -> None:
-    """Store the attribution in the session (run level and per frame)."""
+    """Store the attribution in the session (run level and per frame): the categories, and the
+    cause x phase view (``axes``)."""
     if session.samples is None:
         session.attribution = {}
+        session.axes = None
         for f in session.frames:
             f.attribution = {}
+            f.axes = None
         return
     run, per_frame = attribute(session)
     session.attribution = {k: round(v, 6) for k, v in run.items()}
+    run_axes, frame_axes = causes.axes(session)
+    session.axes = run_axes
     for f in session.frames:
         f.attribution = {k: round(v, 6) for k, v in per_frame[f.key].items()}
+        f.axes = frame_axes.get(f.key)
 
 
 def property_seconds(session: Session, frame: str | None = None) -> dict[str, float]:

@@ -11,7 +11,17 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from dynaprof import fmt
-from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session, outermost_frames
+from dynaprof.analysis.causes import phase_seconds
+from dynaprof.model.session import (
+    CATEGORY_LABELS,
+    CAUSE_PARAMETRIZATION,
+    CAUSE_UNKNOWN,
+    CAUSE_WHOLE_GRAPH,
+    PHASE_LABELS,
+    CompiledFrame,
+    Session,
+    outermost_frames,
+)
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,51 @@ def _parametrization(session: Session, total: float) -> Finding | None:
     return Finding("parametrization", secs, text)
 
 
+def _parametrization_name(session: Session) -> str:
+    """``parametrization (64 properties via Parametrization: Linear.weight x32, Linear.bias x32)``."""
+    summary = parametrization_summary(session)
+    vias = sorted({label.split(" via ", 1)[1] for label in (session.axes.parametrizations if session.axes else {})
+                   if " via " in label})
+    via = f" via {', '.join(vias[:3])}" if vias else ""
+    if summary is None:
+        return f"parametrization{' (' + via.strip() + ')' if via else ''}"
+    n, _secs, items = summary
+    return f"parametrization ({n} propert{'y' if n == 1 else 'ies'}{via}: {_labels(items)})"
+
+
+def _causes(session: Session, total: float) -> list[Finding]:
+    """The biggest cause, with the phases it cost (the verdict on every backend); and
+    parametrization when it is not the biggest but costs at least 5% of compile."""
+    ax = session.axes
+    if ax is None:
+        return []
+    named = {k: v for k, v in ax.causes.items() if k not in (CAUSE_WHOLE_GRAPH, CAUSE_UNKNOWN) and v > 0}
+    if not named:
+        return []
+    top = max(named.items(), key=lambda kv: kv[1])
+    out = [_cause(session, total, *top)]
+    param = named.get(CAUSE_PARAMETRIZATION, 0.0)
+    if top[0] != CAUSE_PARAMETRIZATION and param >= 0.05 * total:
+        out.append(_cause(session, total, CAUSE_PARAMETRIZATION, param))
+    return out
+
+
+def _cause(session: Session, total: float, key: str, secs: float) -> Finding:
+    ax = session.axes
+    assert ax is not None
+    phases = [(p, v) for p, v in phase_seconds(ax, key).items() if v >= 0.03 * secs][:3]
+    parts = [f"{fmt.seconds(v)} {PHASE_LABELS.get(p, p)}" for p, v in phases]
+    how = (", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else "".join(parts)
+    name = _parametrization_name(session) if key == CAUSE_PARAMETRIZATION else key
+    text = f"{name} cost {fmt.seconds(secs)} of {fmt.seconds(total)} compile ({fmt.pct(secs, total)})"
+    if how:
+        text += f": {how}"
+    wasted = ax.restart_waste.by_cause.get(key, 0.0)
+    if wasted > 0.01 * secs:
+        text += f"; {fmt.seconds(wasted)} of it in attempts that restarts threw away"
+    return Finding(f"cause:{key}", secs, text)
+
+
 def _restarts(session: Session, total: float) -> Finding | None:
     frames = [f for f in session.frames if f.restarts > 0]
     if not frames:
@@ -71,6 +126,11 @@ def _restarts(session: Session, total: float) -> Finding | None:
     n = sum(f.restarts for f in frames)
     reasons = Counter(r for f in frames for r in f.restart_reasons)
     why = f"; reason: {fmt.one_line(reasons.most_common(1)[0][0], 100)}" if reasons else ""
+    by_cause = session.axes.restart_waste.by_cause if session.axes else {}
+    if by_cause:
+        what, _ = max(by_cause.items(), key=lambda kv: kv[1])
+        if what != CAUSE_WHOLE_GRAPH:
+            why += f"; while tracing {_parametrization_name(session) if what == CAUSE_PARAMETRIZATION else what}"
     return Finding(
         "restarts",
         wasted,
@@ -174,6 +234,12 @@ def findings(session: Session) -> list[Finding]:
         fn(session, total)
         for fn in (_failures, _parametrization, _restarts, _recompiles, _graph_breaks, _top_category, _slowest_frame)
     ]
+    found += _causes(session, total)
+    keys = {f.key for f in found if f is not None}
+    if f"cause:{CAUSE_PARAMETRIZATION}" in keys:  # the cause view already says it, with its phases
+        found = [f for f in found if f is None or f.key != "parametrization"]
+    if any(k.startswith("cause:") for k in keys):  # the verdict names a cause; phases are its detail
+        found = [f for f in found if f is None or not f.key.startswith("category:")]
     return sorted((f for f in found if f is not None), key=lambda f: -f.seconds)
 
 

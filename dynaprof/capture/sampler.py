@@ -37,6 +37,10 @@ from dynaprof.capture.stacks import Aggregate, StackWalker, orphaned_frames
 CurrentWindow = Callable[[int], tuple[str | None, int] | None]
 
 
+def _no_context(tid: int) -> tuple[tuple[int, ...], int]:
+    return (), -1
+
+
 class Sampler:
     def __init__(
         self,
@@ -45,8 +49,11 @@ class Sampler:
         current: CurrentWindow,
         emit: Callable[[list[list[Any]]], None],
         use_signal: bool = True,
+        context: Callable[[int], tuple[tuple[int, ...], int]] | None = None,
     ) -> None:
         self.walker = walker
+        #: (thread id) -> (torch's open span ids, innermost FX-node cause id or -1)
+        self.context = context if context is not None else _no_context
         self.interval = 1.0 / rate_hz
         self.rate_hz = rate_hz
         self.current = current
@@ -221,7 +228,8 @@ class Sampler:
         cur = self.current(tid)
         key, fallback_attempt = cur if cur is not None else (None, 0)
         compiler, traced, attempt = self.walker.walk(frame, tid, keep)
-        agg.add((key, fallback_attempt if attempt is None else attempt, tid, compiler, traced), seconds)
+        spans, cause = self.context(tid)
+        agg.add((key, fallback_attempt if attempt is None else attempt, tid, compiler, traced, spans, cause), seconds)
         self.samples += 1
 
     def flush(self) -> None:
@@ -233,7 +241,7 @@ class Sampler:
             items += list(self._thread_agg.data.items())
             self._thread_agg = Aggregate()
         if items:
-            self.emit([[k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), v[1]] for k, v in items])
+            self.emit([[k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), v[1], list(k[5]), k[6]] for k, v in items])
 
     def stop(self) -> None:
         if self._armed:

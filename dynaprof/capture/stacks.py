@@ -160,6 +160,19 @@ class TracedStacks:
         if stack is not None:
             del stack[depth:]
 
+    def exit_value(self, tid: int, fid: int) -> None:
+        """Truncate back to below the innermost ``fid`` (a span's end names the span, not its depth)."""
+        stack = self._by_thread.get(tid)
+        if stack:
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i] == fid:
+                    del stack[i:]
+                    return
+
+    def top(self, tid: int) -> int:
+        stack = self._by_thread.get(tid)
+        return stack[-1] if stack else -1
+
     def depth(self, tid: int) -> int:
         stack = self._by_thread.get(tid)
         return len(stack) if stack is not None else 0

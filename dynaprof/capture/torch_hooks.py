@@ -14,6 +14,13 @@ would have given are recorded as unknown):
 * ``InstructionTranslatorBase.run``: the traced user stack for samples (pushed and popped as ids
   on ``TracedStacks``: samples never read frame locals) and the attempt index (one root
   translator runs per attempt).
+* provenance for AOT autograd and Inductor (``capture/provenance.py``): the FX node being worked
+  on, from ``Interpreter._set_current_node`` (AOT tracing, fake-tensor propagation) and, installed
+  once Inductor is imported, ``GraphLowering.set_current_node`` (lowering), the scheduling
+  backends' ``codegen_node`` and ``define_kernel`` (kernel -> origin nodes), and
+  ``AsyncCompile._wait_futures`` (waiting on compile workers for those kernels). Each pushes the
+  node's cause id on a per-thread stack; a sample copies the innermost one, and the innermost of
+  torch's own timed spans (from the phase events) beside it.
 * ``InstructionTranslatorBase.log_graph_break``: where each graph break happened.
 * ``config.dynamo_profiler`` + ``DynamoProfilerState.dump_stats`` (2.13): torch's own per-inline
   tracing times, captured silently.
@@ -23,6 +30,7 @@ would have given are recorded as unknown):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import importlib
@@ -38,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynaprof.capture import provenance
 from dynaprof.capture.stacks import FunctionKey, FunctionTable, Markers, TracedStacks
 
 PARAMETRIZE_MODULE = "torch.nn.utils.parametrize"
@@ -78,6 +87,8 @@ class Window:
     #: depth of the thread's traced stack when this compile began, and root translator runs so far
     traced_base: int = 0
     root_runs: int = 0
+    #: Inductor kernel name -> cause id of its origin nodes (names repeat across graphs)
+    kernels: dict[str, int] = field(default_factory=dict)
 
 
 def property_key(vt: Any, name: str, type_attr: Any) -> tuple[FunctionKey, PropStat] | None:
@@ -166,6 +177,11 @@ def _scalar_metrics(m: Any) -> dict[str, Any]:
 
 def guard_stats(gm: Any) -> dict[str, Any]:
     """Size of a compiled frame's guard set: C++ tree leaves/managers/depth, printed code size."""
+    return {**guard_tree_stats(gm), **guard_text_stats(gm)}
+
+
+def guard_tree_stats(gm: Any) -> dict[str, Any]:
+    """Leaves, managers and depth of the C++ guard tree (~15 ms for the seed's 1,300 managers)."""
     stats: dict[str, Any] = {}
     root = getattr(gm, "root", None)
     if root is not None and hasattr(root, "get_leaf_guards"):
@@ -190,6 +206,13 @@ def guard_stats(gm: Any) -> dict[str, Any]:
         if hasattr(root, "get_epilogue_lambda_guards"):
             leaves.update((id(g), g) for g in root.get_epilogue_lambda_guards())
         stats.update(tree_leaf_count=len(leaves), tree_manager_count=managers, tree_depth=depth)
+    return stats
+
+
+def guard_text_stats(gm: Any) -> dict[str, Any]:
+    """Size of the printed guard code and where its guards come from (printing it is the costly
+    part: ~15 ms and 0.8 MB for the seed)."""
+    stats: dict[str, Any] = {}
     try:
         text = str(gm)
     except Exception:
@@ -224,6 +247,11 @@ class Recorder:
         self._key_by_cid: dict[str, str] = {}  # latest key given to each compile id
         self.markers = Markers()
         self.traced = TracedStacks()
+        self.spans = TracedStacks()  # ids of torch's open timed spans, per thread
+        self.causes = TracedStacks()  # cause ids of the FX nodes being worked on, per thread
+        self._cause_keys: dict[int, FunctionKey] = {}
+        self._node_causes: dict[tuple[Any, Any], int] = {}
+        self._lazy: list[tuple[str, str, Callable[[], None]]] = []
         self._knows_attempt = False
         self._counters: Any = None
 
@@ -241,6 +269,11 @@ class Recorder:
         if w is None:
             return None
         return (w.key, w.attempt if self._knows_attempt else -1)
+
+    def sample_context(self, tid: int) -> tuple[tuple[int, ...], int]:
+        """(ids of torch's open spans, innermost node cause id or -1) on ``tid``. Read by samples:
+        list reads only."""
+        return self.spans.get(tid), self.causes.top(tid)
 
     def _key_for(self, compile_id: str) -> str:
         """The compile id, made unique: after a reset ids repeat, so later ones get "#<gen>"."""
@@ -283,6 +316,7 @@ class Recorder:
             ("reset", self._hook_reset),
             ("properties", self._hook_properties),
             ("traced_stack", self._hook_translator_run),
+            ("provenance", self._hook_provenance),
             ("inlines", self._hook_inlines),
             ("graph_breaks", self._hook_graph_breaks),
             ("markers", self._install_markers),
@@ -362,10 +396,13 @@ class Recorder:
         guarded = getattr(result, "guarded_code", result if hasattr(result, "guard_manager") else None)
         gm = getattr(guarded, "guard_manager", None)
         if gm is not None:
-            try:  # measured later (not inside the user's first call), never keeping it alive
+            # the tree now, while it surely exists (dynaprof must not keep compiled code alive, and
+            # a script may drop it at once); the costly printout later, if it still exists then
+            self._emit_guard_stats(win.key, gm, guard_tree_stats)
+            try:
                 self._pending_guards.append((win.key, weakref.ref(gm)))
             except TypeError:  # no weak references to it: measure now rather than hold it
-                self._emit_guard_stats(win.key, gm)
+                self._emit_guard_stats(win.key, gm, guard_text_stats)
         props = [
             {
                 "label": p.label,
@@ -426,6 +463,12 @@ class Recorder:
         args = event.get("args") or {}
         tid = threading.get_ident()
         cid = args.get("compile_id")
+        if ph == "B":
+            self.spans.enter(tid, self.table.key_id((name, "", 0, "span")))
+            if self._lazy:
+                self._install_lazy()
+        elif ph == "E":
+            self.spans.exit_value(tid, self.table.key_id((name, "", 0, "span")))
         if ph == "B" and name.startswith("compile_attempt_"):
             win = self.current(tid)
             if win is not None and name[16:].isdigit():
@@ -548,6 +591,146 @@ class Recorder:
 
         ITB.run = run
 
+    # -- provenance: the FX node AOT autograd and Inductor work on ------------------------------
+    def _cause_id(self, key: FunctionKey) -> int:
+        fid = self.table.key_id(key)
+        self._cause_keys[fid] = key
+        return fid
+
+    def _node_cause_id(self, node: Any) -> int:
+        meta = getattr(node, "meta", None)
+        if not isinstance(meta, dict):
+            return self._cause_id(provenance.UNKNOWN)
+        mods = meta.get("nn_module_stack")
+        memo: tuple[Any, Any] | None = (
+            meta.get("stack_trace"),
+            next(reversed(mods), None) if isinstance(mods, dict) and mods else None,
+        )
+        try:
+            cached = self._node_causes.get(memo)  # type: ignore[arg-type]
+        except TypeError:  # an unhashable stack_trace
+            cached, memo = None, None
+        if cached is not None:
+            return cached
+        got = provenance.node_cause(node)
+        fid = self._cause_id(got if got is not None else provenance.UNKNOWN)
+        if memo is not None:
+            self._node_causes[memo] = fid
+        return fid
+
+    def _combined_cause_id(self, ids: list[int]) -> int:
+        keys = [self._cause_keys[i] for i in set(ids) if i in self._cause_keys]
+        return self._cause_id(provenance.combine(keys))
+
+    def _wrap_node_context(self, owner: Any, attr: str) -> None:
+        """Wrap a ``@contextmanager`` method ``(self, node)`` that brackets work on one FX node."""
+        orig = getattr(owner, attr)
+        recorder = self
+        causes = self.causes
+
+        @functools.wraps(orig)
+        @contextlib.contextmanager
+        def wrapper(this: Any, node: Any, *a: Any, **k: Any) -> Any:
+            tid = threading.get_ident()
+            if recorder.current(tid) is None:
+                with orig(this, node, *a, **k):
+                    yield
+                return
+            depth = causes.enter(tid, recorder._node_cause_id(node))
+            try:
+                with orig(this, node, *a, **k):
+                    yield
+            finally:
+                causes.exit(tid, depth)
+
+        setattr(owner, attr, wrapper)
+
+    def _wrap_scheduled(self, owner: Any, attr: str, nodes_arg: int) -> None:
+        """Wrap a method whose argument ``nodes_arg`` (after self) holds Inductor scheduler nodes;
+        for ``define_kernel`` also remember the kernel name it returns."""
+        orig = owner.__dict__[attr]
+        recorder = self
+        causes = self.causes
+        defines = attr == "define_kernel"
+
+        @functools.wraps(orig)
+        def wrapper(this: Any, *a: Any, **k: Any) -> Any:
+            tid = threading.get_ident()
+            win = recorder.current(tid)
+            if win is None or len(a) <= nodes_arg:
+                return orig(this, *a, **k)
+            arg = a[nodes_arg]
+            fx = provenance.fx_nodes_of(arg if isinstance(arg, (list, tuple)) else [arg])
+            cid = recorder._combined_cause_id([recorder._node_cause_id(n) for n in fx])
+            depth = causes.enter(tid, cid)
+            try:
+                out = orig(this, *a, **k)
+            finally:
+                causes.exit(tid, depth)
+            if defines and isinstance(out, str):
+                win.kernels[out] = cid
+            return out
+
+        setattr(owner, attr, wrapper)
+
+    def _hook_provenance(self) -> None:
+        interp = _private("torch.fx.interpreter").Interpreter
+        self._wrap_node_context(interp, "_set_current_node")
+        self._lazy = [("torch._inductor.graph", "lowering", self._hook_lowering)]
+        for backend in ("cpp", "simd", "triton"):
+            module = f"torch._inductor.codegen.{backend}"
+            self._lazy.append((module, f"{backend} codegen", functools.partial(self._hook_scheduling, module)))
+        self._lazy.append(("torch._inductor.async_compile", "compile waits", self._hook_compile_waits))
+
+    def _install_lazy(self) -> None:
+        """Inductor's modules load on its first compile, after our hooks: wrap their classes at the
+        first timed span after they are imported (before their work starts)."""
+        pending = []
+        for module, what, install in self._lazy:
+            if module not in sys.modules:
+                pending.append((module, what, install))
+                continue
+            try:
+                install()
+            except Exception as e:
+                self.warn(f"provenance: {what} not captured ({type(e).__name__}: {e}); that time shows as whole graph")
+        self._lazy = pending
+
+    def _hook_lowering(self) -> None:
+        self._wrap_node_context(_private("torch._inductor.graph").GraphLowering, "set_current_node")
+
+    def _hook_scheduling(self, module: str) -> None:
+        mod = sys.modules[module]
+        for obj in list(vars(mod).values()):
+            if not isinstance(obj, type) or obj.__module__ != module or not obj.__name__.endswith("Scheduling"):
+                continue
+            if "codegen_node" in obj.__dict__:
+                self._wrap_scheduled(obj, "codegen_node", 0)
+            if "define_kernel" in obj.__dict__:
+                self._wrap_scheduled(obj, "define_kernel", 1)
+
+    def _hook_compile_waits(self) -> None:
+        AC = _private("torch._inductor.async_compile").AsyncCompile
+        orig = AC._wait_futures
+        recorder = self
+        causes = self.causes
+
+        @functools.wraps(orig)
+        def _wait_futures(this: Any, scope: Any, *a: Any, **k: Any) -> Any:
+            tid = threading.get_ident()
+            win = recorder.current(tid)
+            if win is None or not isinstance(scope, dict):
+                return orig(this, scope, *a, **k)
+            ids = [win.kernels[name] for name in list(scope) if name in win.kernels]
+            cid = recorder._combined_cause_id(ids) if ids else recorder._cause_id(provenance.UNKNOWN)
+            depth = causes.enter(tid, cid)
+            try:
+                return orig(this, scope, *a, **k)
+            finally:
+                causes.exit(tid, depth)
+
+        AC._wait_futures = _wait_futures
+
     def _hook_inlines(self) -> None:
         IIT = _private("torch._dynamo.symbolic_convert").InliningInstructionTranslator
 
@@ -656,17 +839,17 @@ class Recorder:
             if gm is None:
                 freed += 1
                 continue
-            self._emit_guard_stats(key, gm)
+            self._emit_guard_stats(key, gm, guard_text_stats)
             gm = None
         if freed:
             self.warn(
-                f"guard tree sizes of {freed} compile(s) are unknown: the script freed their compiled code "
-                "before the end of the run (dynaprof measures guards late and never keeps them alive)"
+                f"guard code sizes of {freed} compile(s) are unknown: the script freed their compiled code "
+                "before dynaprof printed their guards (it never keeps them alive); guard counts are known"
             )
 
-    def _emit_guard_stats(self, key: str, gm: Any) -> None:
+    def _emit_guard_stats(self, key: str, gm: Any, measure: Callable[[Any], dict[str, Any]]) -> None:
         try:
-            stats = guard_stats(gm)
+            stats = measure(gm)
         except Exception as e:
             stats = {"error": f"{type(e).__name__}: {e}"}
         self.emit({"t": "guards", "key": key, **stats})

@@ -321,9 +321,16 @@ class _Builder:
     def _ids(self, raw: Iterable[Any]) -> tuple[int, ...]:
         return tuple(self.fn_ids[_int(i)] for i in raw)
 
+    def _id(self, raw: Any) -> int:
+        """One function-table id, or -1 for none."""
+        i = _int(raw)
+        return self.fn_ids.get(i, -1) if i >= 0 else -1
+
     def _on_stacks(self, r: dict[str, Any]) -> None:
-        for key, attempt, tid, compiler, traced, n, secs in r["items"]:
-            k = (_opt_str(key), _int(attempt), _int(tid), self._ids(compiler), self._ids(traced))
+        for item in r["items"]:
+            key, attempt, tid, compiler, traced, n, secs = item[:7]
+            spans, cause = (self._ids(item[7]), self._id(item[8])) if len(item) >= 9 else ((), -1)
+            k = (_opt_str(key), _int(attempt), _int(tid), self._ids(compiler), self._ids(traced), spans, cause)
             count, seconds = _int(n), _num(secs)
             cur = self.stacks.setdefault(k, [0, 0.0])
             cur[0] += count
@@ -403,7 +410,7 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
         if f.restarts:
             f.trace_id = f"{f.compile_id}_{f.restarts}"
     stacks = [
-        Stack(k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), round(v[1], 9))
+        Stack(k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), round(v[1], 9), list(k[5]), k[6])
         for k, v in sorted(b.stacks.items(), key=lambda kv: (str(kv[0][0]), -kv[1][1]))
     ]
     samples = None

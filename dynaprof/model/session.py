@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Bump when a change would make an older dynaprof misread a session.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: what changed with each schema version (older sessions still load)
+SCHEMA_HISTORY = {
+    1: "first version",
+    2: "samples carry torch's open spans and the FX-node cause; attribution gains causes, matrix, "
+    "restart_waste and parametrizations (docs/session-format.md)",
+}
 
 #: Attribution categories, in the precedence order the rules apply (first match wins);
 #: the rules themselves live in ``dynaprof.analysis.attribution``.
@@ -39,6 +45,93 @@ CATEGORY_LABELS: dict[str, str] = {
     "user_tracing": "other user-code tracing",
     "other": "other",
 }
+
+
+@dataclass
+class RestartWaste:
+    """Sampled seconds in attempts that a restart of analysis threw away."""
+
+    seconds: float = 0.0
+    by_cause: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Axes:
+    """The two axes of every sampled second: what the compiler was doing (phase) and on behalf of
+    which user code (cause). Stored inside ``attribution`` in session.json."""
+
+    #: cause -> seconds; ``parametrization`` holds everything spent for parametrizations
+    causes: dict[str, float] = field(default_factory=dict)
+    #: phase (``PHASES``) -> cause -> seconds
+    matrix: dict[str, dict[str, float]] = field(default_factory=dict)
+    restart_waste: RestartWaste = field(default_factory=RestartWaste)
+    #: parametrization ("Linear.weight via Parametrization") -> seconds, the detail of ``causes``
+    parametrizations: dict[str, float] = field(default_factory=dict)
+
+
+#: keys of ``Axes`` nested in a session.json ``attribution`` object
+AXES_KEYS = ("causes", "matrix", "restart_waste", "parametrizations")
+
+#: phases of the compiler, finest first-class steps (docs/attribution.md)
+PHASES: tuple[str, ...] = (
+    "dynamo_tracing",
+    "fake_tensor",
+    "guard_building",
+    "aot_trace",
+    "aot_partition",
+    "aot_other",
+    "graph_passes",
+    "lowering",
+    "scheduling",
+    "codegen",
+    "inductor_other",
+    "kernel_compile",
+    "autotuning",
+    "cache",
+    "other",
+)
+
+PHASE_LABELS: dict[str, str] = {
+    "dynamo_tracing": "Dynamo tracing",
+    "fake_tensor": "fake tensors / variable building",
+    "guard_building": "guard building",
+    "aot_trace": "AOT autograd trace",
+    "aot_partition": "AOT autograd partitioning",
+    "aot_other": "AOT autograd (other)",
+    "graph_passes": "Inductor graph passes",
+    "lowering": "Inductor lowering",
+    "scheduling": "Inductor scheduling/fusion",
+    "codegen": "Inductor codegen",
+    "inductor_other": "Inductor (other)",
+    "kernel_compile": "C++/Triton kernel compile",
+    "autotuning": "autotuning",
+    "cache": "cache lookups",
+    "other": "other",
+}
+
+#: the category (``CATEGORIES``) each phase's seconds are counted in
+PHASE_CATEGORY: dict[str, str] = {
+    "dynamo_tracing": "user_tracing",
+    "fake_tensor": "fake_tensor",
+    "guard_building": "guard_building",
+    "aot_trace": "aot_autograd",
+    "aot_partition": "aot_autograd",
+    "aot_other": "aot_autograd",
+    "graph_passes": "inductor_codegen",
+    "lowering": "inductor_codegen",
+    "scheduling": "inductor_codegen",
+    "codegen": "inductor_codegen",
+    "inductor_other": "inductor_codegen",
+    "kernel_compile": "cpp_triton_compile",
+    "autotuning": "inductor_codegen",
+    "cache": "other",
+    "other": "other",
+}
+
+#: cause keys that are not user code
+CAUSE_WHOLE_GRAPH = "whole graph"
+CAUSE_UNKNOWN = "unknown (no provenance)"
+CAUSE_PARAMETRIZATION = "parametrization"
 
 
 @dataclass
@@ -175,6 +268,7 @@ class CompiledFrame:
     #: the collectives Inductor scheduled in this compile's graph, in order (``inductor_collective_schedule``);
     #: None when the log does not say
     collectives: list[str] | None = None
+    axes: Axes | None = None  # the cause x phase view; in session.json inside ``attribution``
 
 
 @dataclass
@@ -188,6 +282,11 @@ class Stack:
     traced: list[int]
     samples: int
     seconds: float
+    #: torch's own timed spans open at the sample, outermost first (``span`` entries of the function
+    #: table), and the cause of the FX node AOT autograd / Inductor was working on (a ``cause:*``
+    #: entry, -1 where none); empty / -1 in sessions that predate them
+    spans: list[int] = field(default_factory=list)
+    cause: int = -1
 
 
 @dataclass
@@ -257,6 +356,7 @@ class Session:
     attribution: dict[str, float] = field(default_factory=dict)
     spans: list[Span] = field(default_factory=list)  # run-level spans (the script itself)
     artifacts: dict[str, str] = field(default_factory=dict)  # name -> path in the run folder
+    axes: Axes | None = None  # the cause x phase view; in session.json inside ``attribution``
 
     def frame(self, key: str) -> CompiledFrame | None:
         for f in self.frames:

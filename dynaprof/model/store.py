@@ -10,7 +10,7 @@ from typing import Any
 
 from dynaprof.errors import DynaprofError, SessionError
 from dynaprof.model.codec import DecodeError, from_json, to_json
-from dynaprof.model.session import SCHEMA_VERSION, Session
+from dynaprof.model.session import AXES_KEYS, SCHEMA_VERSION, Session
 
 SESSION_FILE = "session.json"
 
@@ -47,9 +47,28 @@ def _umask() -> int:
     return mask
 
 
+def _nest_axes(obj: dict[str, Any]) -> None:
+    """In session.json the cause x phase view lives inside ``attribution`` (tools read it there)."""
+    axes = obj.pop("axes", None)
+    if isinstance(axes, dict) and isinstance(obj.get("attribution"), dict):
+        obj["attribution"].update(axes)
+
+
+def _unnest_axes(obj: Any) -> None:
+    if not isinstance(obj, dict):
+        return
+    attr = obj.get("attribution")
+    if isinstance(attr, dict) and any(isinstance(attr.get(k), dict) for k in AXES_KEYS):
+        obj["axes"] = {k: attr.pop(k) for k in AXES_KEYS if k in attr}
+
+
 def session_to_text(session: Session) -> str:
+    data = to_json(session)
+    _nest_axes(data)
+    for frame in data.get("frames") or []:
+        _nest_axes(frame)
     # compact: stacks are long integer lists, which indentation would put one per line
-    return json.dumps(to_json(session), ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
 
 
 def save_session(session: Session, run_dir: Path) -> Path:
@@ -100,6 +119,10 @@ def session_from_text(text: str, where: str = "session.json") -> Session:
         )
     if version < 1:
         raise SessionError(f"{where}: unknown schema_version {version}")
+    _unnest_axes(data)
+    frames = data.get("frames")
+    for frame in frames if isinstance(frames, list) else []:
+        _unnest_axes(frame)
     try:
         session = from_json(Session, data)
     except DecodeError as e:
@@ -117,6 +140,11 @@ def _check_references(session: Session, where: str) -> None:
     for i, st in enumerate(stacks):
         for idx in (*st.compiler, *st.traced):
             if not 0 <= idx < n:
+                raise SessionError(
+                    f"{where}: invalid session: samples.stacks[{i}] refers to function {idx}, table has {n}"
+                )
+        for idx in (*st.spans, st.cause):
+            if not -1 <= idx < n:
                 raise SessionError(
                     f"{where}: invalid session: samples.stacks[{i}] refers to function {idx}, table has {n}"
                 )

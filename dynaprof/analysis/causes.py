@@ -1,0 +1,272 @@
+"""Two axes for every sampled second: the compiler's phase and the user code it worked for.
+
+*Phase* (``PHASES``): the innermost of torch's own timed spans open at the sample that names a
+phase (``bytecode_tracing``, ``aot_trace_joint_graph``, ``Scheduler.codegen``, ``compile_file``...);
+where torch has none (torch 2.4, or between spans), the innermost compiler subsystem on the stack:
+the deepest frame that belongs to one. Never "any frame anywhere", which labelled all of
+Inductor's work under AOT autograd as Inductor, and hashing for cache keys as C++ compile.
+
+*Cause*: while Dynamo traces, the traced user stack (a parametrization when it passes through a
+``@property`` that ``nn.utils.parametrize`` injected); during AOT autograd and Inductor, the FX node
+being processed as capture recorded it (``Stack.cause``: a parametrization, user code, a named mix
+for a kernel fused from several, or unknown when the node had no provenance); work that no node or
+traced code owns is ``whole graph``. Time in an attempt that a restart threw away is counted on both
+axes and also as restart waste.
+
+Pure functions of the session's facts; ``dynaprof.analysis.attribution`` stores the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dynaprof.model.session import (
+    CAUSE_PARAMETRIZATION,
+    CAUSE_UNKNOWN,
+    CAUSE_WHOLE_GRAPH,
+    Axes,
+    FunctionRef,
+    Session,
+    Stack,
+)
+
+PARAMETRIZE_FILE = "torch/nn/utils/parametrize.py"
+
+#: torch span name (exact) -> phase; spans not named here are containers (``backend_compile``,
+#: ``inductor_compile``...) that say nothing finer than their children or the frames
+_SPAN_PHASE: dict[str, str] = {
+    "bytecode_tracing": "dynamo_tracing",
+    "build_guards": "guard_building",
+    "gc": "other",
+    "aot_collect_metadata": "aot_trace",
+    "aot_trace_joint_graph": "aot_trace",
+    "min_cut_rematerialization_partition": "aot_partition",
+    "default_partition": "aot_partition",
+    "create_aot_dispatcher_function": "aot_other",
+    "_recursive_joint_graph_passes": "graph_passes",
+    "_recursive_pre_grad_passes": "graph_passes",
+    "_recursive_post_grad_passes": "graph_passes",
+    "GraphLowering.run": "lowering",
+    "Scheduler.__init__": "scheduling",
+    "Scheduler.fused_nodes": "scheduling",
+    "Scheduler.codegen": "codegen",
+    "GraphLowering.codegen": "codegen",
+    "PythonWrapperCodegen.generate": "codegen",
+    "code_gen": "codegen",
+    "compile_file": "kernel_compile",
+    "async_compile.wait": "kernel_compile",
+    "AsyncCompile.wait": "kernel_compile",
+    "PyCodeCache.load_by_key_path": "kernel_compile",
+    "inductor_codecache_torch_key": "cache",
+}
+#: span name prefixes -> phase
+_SPAN_PREFIX: tuple[tuple[str, str], ...] = (
+    ("compile_attempt_", "dynamo_tracing"),
+    ("pass.", "graph_passes"),
+    ("TritonBundler.", "cache"),
+    ("CacheBase.", "cache"),
+    ("FxGraphCache.", "cache"),
+    ("AOTAutogradCache.", "cache"),
+)
+
+#: (file needle, phase), most specific first: the deepest frame that matches one names the phase
+_FRAME_PHASE: tuple[tuple[str, str], ...] = (
+    ("torch/_dynamo/guards.py", "guard_building"),
+    ("torch/_inductor/codecache.py", "kernel_compile"),
+    ("torch/_inductor/cpp_builder.py", "kernel_compile"),
+    ("torch/_inductor/async_compile.py", "kernel_compile"),
+    ("torch/_inductor/compile_worker/", "kernel_compile"),
+    ("torch/_inductor/runtime/triton_heuristics.py", "kernel_compile"),
+    ("triton/compiler/", "kernel_compile"),
+    ("triton/runtime/", "kernel_compile"),
+    ("torch/_inductor/select_algorithm.py", "autotuning"),
+    ("torch/_inductor/autotune_process.py", "autotuning"),
+    ("torch/_inductor/fx_passes/", "graph_passes"),
+    ("torch/_inductor/pattern_matcher.py", "graph_passes"),
+    ("torch/_inductor/lowering.py", "lowering"),
+    ("torch/_inductor/scheduler.py", "scheduling"),
+    ("torch/_inductor/codegen/", "codegen"),
+    ("torch/_inductor/", "inductor_other"),
+    ("torch/_functorch/partitioners.py", "aot_partition"),
+    ("torch/fx/experimental/proxy_tensor.py", "aot_trace"),
+    ("torch/_functorch/", "aot_other"),
+    ("torch/_subclasses/fake_tensor.py", "fake_tensor"),
+    ("torch/_subclasses/fake_impls.py", "fake_tensor"),
+    ("torch/_subclasses/meta_utils.py", "fake_tensor"),
+    ("torch/_dynamo/variables/builder.py", "fake_tensor"),
+    ("torch/_dynamo/symbolic_convert.py", "dynamo_tracing"),
+    ("torch/_dynamo/variables/", "dynamo_tracing"),
+    ("torch/_dynamo/output_graph.py", "dynamo_tracing"),
+)
+#: phases of the backend (AOT autograd and Inductor): fake-tensor work under them is theirs
+_BACKEND = frozenset(
+    {"aot_trace", "aot_partition", "aot_other", "graph_passes", "lowering", "scheduling", "codegen",
+     "inductor_other", "kernel_compile", "autotuning"}
+)
+
+
+def span_phase(name: str) -> str | None:
+    phase = _SPAN_PHASE.get(name)
+    if phase is not None:
+        return phase
+    for prefix, p in _SPAN_PREFIX:
+        if name.startswith(prefix):
+            return p
+    return None
+
+
+def frame_phase(f: FunctionRef) -> str | None:
+    path = "/" + f.filename.replace("\\", "/")
+    for needle, phase in _FRAME_PHASE:
+        if needle in path:
+            return phase
+    return None
+
+
+class Tables:
+    """Per-function facts worked out once per session (stacks reuse a few thousand functions)."""
+
+    def __init__(self, functions: Sequence[FunctionRef]) -> None:
+        self.functions = functions
+        self.frame = [frame_phase(f) for f in functions]
+        self.span = [span_phase(f.name) if f.kind == "span" else None for f in functions]
+
+
+def tables(functions: Sequence[FunctionRef]) -> Tables:
+    return Tables(functions)
+
+
+def stack_phase(st: Stack, t: Tables) -> str:
+    """The phase of one sample (see the module docstring)."""
+    deepest = None
+    for i in reversed(st.compiler):
+        p = t.frame[i]
+        if p is not None:
+            deepest = p
+            break
+    for i in reversed(st.spans):
+        p = t.span[i]
+        if p is None:
+            continue
+        if p == "dynamo_tracing" and deepest in ("fake_tensor", "guard_building"):
+            return deepest  # Dynamo's own span covers its fake-tensor work: say which
+        return p
+    if deepest == "fake_tensor":  # fake tensors under AOT autograd or Inductor are their work
+        for i in reversed(st.compiler):
+            p = t.frame[i]
+            if p in _BACKEND:
+                return p
+    return deepest or "other"
+
+
+def _user_file(f: FunctionRef) -> bool:
+    path = f.filename.replace("\\", "/")
+    return not ("/torch/" in path or path.startswith("<") or "/site-packages/" in path)
+
+
+def _basename(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _parametrization_class(f: FunctionRef) -> bool:
+    """A traced method of the parametrization module itself (not torch's container plumbing)."""
+    path = f.filename.replace("\\", "/")
+    return f.kind == "traced" and "." in f.name and PARAMETRIZE_FILE not in path and "torch/nn/modules/" not in path
+
+
+def traced_cause(traced: Sequence[FunctionRef]) -> tuple[str, str] | None:
+    """(cause key, detail label) of a sample taken while Dynamo traced ``traced``."""
+    for k, f in enumerate(traced):
+        if f.kind == "property" and PARAMETRIZE_FILE in f.filename.replace("\\", "/"):
+            via = next((g.name for g in traced[k + 1 :] if _parametrization_class(g)), None)
+            cls = via.rsplit(".", 1)[0] if via and "." in via else None
+            return CAUSE_PARAMETRIZATION, f"{f.name} via {cls}" if cls else f.name
+        if f.kind == "traced" and PARAMETRIZE_FILE in f.filename.replace("\\", "/") and f.name.endswith(
+            "get_parametrized"
+        ):
+            return CAUSE_PARAMETRIZATION, "parametrization"
+    for f in reversed(traced):
+        if f.kind == "traced" and _user_file(f):
+            label = f"{f.name} ({_basename(f.filename)}:{f.lineno})"
+            return label, label
+    return None
+
+
+def node_cause(f: FunctionRef) -> tuple[str, str]:
+    """(cause key, detail label) from a ``cause:*`` function-table entry made by capture."""
+    if f.kind == "cause:parametrization":
+        return CAUSE_PARAMETRIZATION, f.name
+    if f.kind == "cause:unknown":
+        return CAUSE_UNKNOWN, CAUSE_UNKNOWN
+    return f.name, f.name
+
+
+def stack_cause(st: Stack, t: Tables) -> tuple[str, str]:
+    fn = t.functions
+    if 0 <= st.cause < len(fn) and fn[st.cause].kind.startswith("cause:"):
+        return node_cause(fn[st.cause])
+    if st.traced:
+        got = traced_cause([fn[i] for i in st.traced])
+        if got is not None:
+            return got
+    return CAUSE_WHOLE_GRAPH, CAUSE_WHOLE_GRAPH
+
+
+def _add(d: dict[str, float], k: str, v: float) -> None:
+    d[k] = d.get(k, 0.0) + v
+
+
+def axes(session: Session) -> tuple[Axes | None, dict[str, Axes]]:
+    """The run's and each frame's cause x phase view (None when there are no samples)."""
+    if session.samples is None:
+        return None, {}
+    t = Tables(session.functions)
+    finals = {f.key: f.restarts for f in session.frames}
+    run = Axes()
+    per: dict[str, Axes] = {f.key: Axes() for f in session.frames}
+    for st in session.samples.stacks:
+        phase = stack_phase(st, t)
+        cause, detail = stack_cause(st, t)
+        final = finals.get(st.frame) if st.frame is not None else None
+        wasted = final is not None and 0 <= st.attempt < final
+        targets = [run] + ([per[st.frame]] if st.frame in per else [])
+        for ax in targets:
+            _add(ax.causes, cause, st.seconds)
+            _add(ax.matrix.setdefault(phase, {}), cause, st.seconds)
+            if cause == CAUSE_PARAMETRIZATION:
+                _add(ax.parametrizations, detail, st.seconds)
+            if wasted:
+                ax.restart_waste.seconds += st.seconds
+                _add(ax.restart_waste.by_cause, cause, st.seconds)
+    for ax in [run, *per.values()]:
+        _merge_unnamed(ax.parametrizations)
+        _round(ax)
+    return run, per
+
+
+def _merge_unnamed(labels: dict[str, float]) -> None:
+    """Samples taken before Dynamo reached the parametrization's own ``forward`` know the property
+    but not its class: give them to ``Owner.prop via Class`` when exactly one such label exists."""
+    for label in [k for k in labels if " via " not in k]:
+        named = [k for k in labels if k.startswith(label + " via ")]
+        if len(named) == 1:
+            labels[named[0]] += labels.pop(label)
+
+
+def _round(ax: Axes) -> None:
+    ax.causes = {k: round(v, 6) for k, v in sorted(ax.causes.items(), key=lambda kv: -kv[1])}
+    ax.matrix = {p: {c: round(v, 6) for c, v in sorted(row.items(), key=lambda kv: -kv[1])}
+                 for p, row in ax.matrix.items()}
+    ax.parametrizations = {k: round(v, 6) for k, v in sorted(ax.parametrizations.items(), key=lambda kv: -kv[1])}
+    ax.restart_waste.seconds = round(ax.restart_waste.seconds, 6)
+    ax.restart_waste.by_cause = {k: round(v, 6) for k, v in ax.restart_waste.by_cause.items()}
+
+
+def phase_seconds(ax: Axes, cause: str | None = None) -> dict[str, float]:
+    """Seconds per phase (for one cause, or all), largest first."""
+    out: dict[str, float] = {}
+    for phase, row in ax.matrix.items():
+        v = sum(row.values()) if cause is None else row.get(cause, 0.0)
+        if v > 0:
+            out[phase] = v
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))

@@ -1,0 +1,142 @@
+"""Which user code an FX node (and so the compiler work on it) is for.
+
+AOT autograd and Inductor work node by node. Dynamo records on every node it creates where in the
+user's code it came from: ``meta["stack_trace"]`` (the user frames, outermost first) and
+``meta["nn_module_stack"]`` (the modules it was inside). AOT autograd copies both onto the nodes it
+derives, and Inductor keeps the FX nodes a buffer or kernel came from (``origins``). From those a
+node's *cause* is one of:
+
+* a parametrization: the stack passes through ``torch/nn/utils/parametrize.py``; named by property
+  and parametrization class (``Linear.weight via Parametrization``), read from the module path
+  ``...seq.0.parametrizations.weight.0``;
+* user code: the innermost frame in a file outside torch (``forward (model.py:26)``);
+* none (no provenance): neither is there (a node torch made for the whole graph, or an exporter
+  that keeps no stacks).
+
+Causes are ``FunctionKey`` tuples ``(label, file, line, kind)`` with ``kind`` one of
+``CAUSE_KINDS``, so they travel in the same function table as the stacks. Runs in hooks, on the
+compiling thread: never in a signal handler.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from dynaprof.capture.stacks import FunctionKey
+
+PARAMETRIZE_FILE = "/torch/nn/utils/parametrize.py"
+CAUSE_PARAMETRIZATION = "cause:parametrization"
+CAUSE_USER = "cause:user"
+CAUSE_MIXED = "cause:mixed"
+CAUSE_UNKNOWN = "cause:unknown"
+CAUSE_KINDS = (CAUSE_PARAMETRIZATION, CAUSE_USER, CAUSE_MIXED, CAUSE_UNKNOWN)
+UNKNOWN: FunctionKey = ("unknown (no provenance)", "", 0, CAUSE_UNKNOWN)
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+_PARAM_PATH = re.compile(r"^(.*)\.parametrizations\.([A-Za-z_][\w]*)\.(\d+)$")
+
+
+def _class_name(entry: Any) -> str:
+    """The class in an ``nn_module_stack`` value: a type, or its qualified name as a string."""
+    cls = entry[1] if isinstance(entry, (tuple, list)) and len(entry) > 1 else None
+    if isinstance(cls, type):
+        name = cls.__name__
+    elif isinstance(cls, str):
+        name = cls.rsplit(".", 1)[-1]
+    else:
+        return "?"
+    if name.startswith("Parametrized") and len(name) > len("Parametrized"):
+        name = name[len("Parametrized") :]  # ParametrizedLinear -> Linear, the user's class
+    return name
+
+
+def _module_paths(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    stack = meta.get("nn_module_stack")
+    if not isinstance(stack, dict):
+        return []
+    out = []
+    for entry in stack.values():
+        if isinstance(entry, (tuple, list)) and entry and isinstance(entry[0], str):
+            out.append((entry[0], _class_name(entry)))
+    return out
+
+
+def _user_frame(stack_trace: str) -> tuple[str, int, str] | None:
+    """The innermost frame of the stack trace in a file outside torch."""
+    found = None
+    for m in _FRAME.finditer(stack_trace):
+        path = m.group(1).replace("\\", "/")
+        if "/torch/" in path or path.startswith("<"):
+            continue
+        found = (m.group(1), int(m.group(2)), m.group(3))
+    return found
+
+
+def _basename(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def node_cause(node: Any) -> FunctionKey | None:
+    """The cause of one FX node, or None when it carries no provenance."""
+    meta = getattr(node, "meta", None)
+    if not isinstance(meta, dict):
+        return None
+    trace = meta.get("stack_trace")
+    trace = trace if isinstance(trace, str) else ""
+    paths = _module_paths(meta)
+    if PARAMETRIZE_FILE in trace.replace("\\", "/") or any(".parametrizations." in p for p, _ in paths):
+        by_path = dict(paths)
+        for path, cls in reversed(paths):
+            m = _PARAM_PATH.match(path)
+            if m:
+                owner = by_path.get(m.group(1), "?")
+                frame = _user_frame(trace)
+                file, line = (frame[0], frame[1]) if frame else ("", 0)
+                return (f"{owner}.{m.group(2)} via {cls}", file, line, CAUSE_PARAMETRIZATION)
+        frame = _user_frame(trace)
+        if frame is not None:
+            return (f"parametrization at {_basename(frame[0])}:{frame[1]}", frame[0], frame[1], CAUSE_PARAMETRIZATION)
+        return ("parametrization", "", 0, CAUSE_PARAMETRIZATION)
+    frame = _user_frame(trace)
+    if frame is None:
+        return None
+    return (f"{frame[2]} ({_basename(frame[0])}:{frame[1]})", frame[0], frame[1], CAUSE_USER)
+
+
+def combine(causes: Iterable[FunctionKey]) -> FunctionKey:
+    """One cause for work done for several nodes at once (a fused kernel, a batch of kernels)."""
+    distinct = sorted(set(causes))
+    if not distinct:
+        return UNKNOWN
+    if len(distinct) == 1:
+        return distinct[0]
+    kinds = {c[3] for c in distinct}
+    if kinds == {CAUSE_PARAMETRIZATION}:
+        props = sorted({c[0].split(" via ", 1)[0] for c in distinct})
+        via = sorted({c[0].split(" via ", 1)[1] for c in distinct if " via " in c[0]})
+        label = ", ".join(props[:4]) + (f" and {len(props) - 4} more" if len(props) > 4 else "")
+        if via:
+            label += " via " + ", ".join(via[:3])
+        return (label, distinct[0][1], distinct[0][2], CAUSE_PARAMETRIZATION)
+    names = [c[0] for c in distinct]
+    label = "mixed: " + "; ".join(names[:3]) + (f"; and {len(names) - 3} more" if len(names) > 3 else "")
+    return (label, "", 0, CAUSE_MIXED)
+
+
+def fx_nodes_of(scheduled: Iterable[Any]) -> list[Any]:
+    """The FX nodes Inductor scheduler nodes (or node-schedule entries) were made from."""
+    out: list[Any] = []
+    for item in scheduled:
+        get_nodes = getattr(item, "get_nodes", None)
+        if get_nodes is None:
+            continue  # markers in a node schedule (EnableReduction, ...)
+        try:
+            for snode in get_nodes():
+                ir_node = getattr(snode, "node", None)
+                origins = getattr(ir_node, "origins", None) or ()
+                out.extend(origins)
+        except Exception:
+            continue
+    return out

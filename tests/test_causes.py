@@ -1,0 +1,193 @@
+"""The two axes of a sampled second: phase (what the compiler did) and cause (for which user code)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from dynaprof.analysis.causes import frame_phase, span_phase, stack_phase, tables
+from dynaprof.analysis.findings import hottest
+from dynaprof.capture import provenance
+from dynaprof.model import FunctionRef, Stack, load_session, save_session
+from dynaprof.model.session import CAUSE_PARAMETRIZATION, CAUSE_UNKNOWN, CAUSE_WHOLE_GRAPH
+from tests.factories import DYN, SP, FunctionTable, frame, make_session
+
+IND = SP + "torch/_inductor/"
+
+
+def _st(t: FunctionTable, compiler: list[tuple[str, str]], spans: list[str] = (), cause: int = -1,  # type: ignore[assignment]
+        traced: list[int] = (), attempt: int = 0, secs: float = 1.0) -> Stack:  # type: ignore[assignment]
+    return Stack("0/0", attempt, 1, [t(n, f, 1) for n, f in compiler], list(traced), 1, secs,
+                 [t(s, "", 0, "span") for s in spans], cause)
+
+
+def test_innermost_span_that_names_a_phase_wins_over_frames() -> None:
+    t = FunctionTable()
+    # AOT autograd's span encloses Inductor's: the innermost named span is the phase, even though
+    # every frame of the stack is under torch/_functorch and torch/_inductor
+    st = _st(t, [("aot", SP + "torch/_functorch/aot_autograd.py"), ("codegen", IND + "scheduler.py")],
+             ["entire_frame_compile", "backend_compile", "create_aot_dispatcher_function", "inductor_compile",
+              "Scheduler.codegen", "compile_file"])
+    assert stack_phase(st, tables(t.functions)) == "kernel_compile"
+    # a container span (no phase of its own) defers to the frames: the deepest subsystem frame
+    st = _st(t, [("aot", SP + "torch/_functorch/aot_autograd.py"), ("hash", IND + "codecache.py"),
+                 ("load", "<frozen importlib._bootstrap>")], ["backend_compile"])
+    assert stack_phase(st, tables(t.functions)) == "kernel_compile"
+
+
+def test_without_spans_the_deepest_subsystem_frame_names_the_phase() -> None:
+    t = FunctionTable()
+    st = _st(t, [("run", DYN + "symbolic_convert.py"), ("wrap", DYN + "variables/builder.py")])
+    assert stack_phase(st, tables(t.functions)) == "fake_tensor"
+    # fake tensors inside AOT autograd are AOT autograd's work
+    st = _st(t, [("aot", SP + "torch/_functorch/partitioners.py"), ("prop", SP + "torch/_subclasses/fake_tensor.py")])
+    assert stack_phase(st, tables(t.functions)) == "aot_partition"
+    assert stack_phase(_st(t, [("x", "/u.py")]), tables(t.functions)) == "other"
+
+
+def test_span_and_frame_tables() -> None:
+    assert span_phase("compile_attempt_3") == "dynamo_tracing"
+    assert span_phase("pass.joint_graph_passes.pass_pattern_0") == "graph_passes"
+    assert span_phase("inductor_compile") is None
+    assert frame_phase(FunctionRef("f", IND + "codegen/cpp.py", 1, "python")) == "codegen"
+    assert frame_phase(FunctionRef("f", DYN + "guards.py", 1, "python")) == "guard_building"
+
+
+def _axes_session(t: FunctionTable, stacks: list[Stack], restarts: int = 0):  # type: ignore[no-untyped-def]
+    return make_session([frame("0/0", restarts=restarts, compile_time_s=sum(s.seconds for s in stacks))],
+                        stacks, t.functions)
+
+
+def test_node_causes_follow_the_work_through_inductor() -> None:
+    t = FunctionTable()
+    param = t("Linear.weight via Parametrization", "/u.py", 31, "cause:parametrization")
+    user = t("forward (u.py:26)", "/u.py", 26, "cause:user")
+    unknown = t(CAUSE_UNKNOWN, "", 0, "cause:unknown")
+    lowering = [("run_node", IND + "graph.py")]
+    stacks = [
+        _st(t, lowering, ["GraphLowering.run"], param, secs=2.0),
+        _st(t, [("compile", IND + "codecache.py")], ["compile_file"], param, secs=5.0),
+        _st(t, lowering, ["GraphLowering.run"], user, secs=1.0),
+        _st(t, lowering, ["GraphLowering.run"], unknown, secs=0.5),
+        _st(t, [("fuse", IND + "scheduler.py")], ["Scheduler.__init__"], secs=0.5),
+    ]
+    s = _axes_session(t, stacks)
+    ax = s.axes
+    assert ax is not None
+    assert ax.causes == {CAUSE_PARAMETRIZATION: 7.0, "forward (u.py:26)": 1.0, CAUSE_UNKNOWN: 0.5,
+                         CAUSE_WHOLE_GRAPH: 0.5}
+    assert ax.matrix["kernel_compile"] == {CAUSE_PARAMETRIZATION: 5.0}
+    assert ax.matrix["lowering"][CAUSE_PARAMETRIZATION] == 2.0
+    assert ax.parametrizations == {"Linear.weight via Parametrization": 7.0}
+    assert s.attribution["cpp_triton_compile"] == 5.0 and s.attribution["inductor_codegen"] == 4.0
+    assert sum(sum(row.values()) for row in ax.matrix.values()) == pytest.approx(9.0)
+    verdict = hottest(s)
+    assert verdict.startswith("parametrization (via Parametrization) cost 7.00 s of 9.00 s compile (78%)")
+    assert "5.00 s C++/Triton kernel compile" in verdict and "2.00 s Inductor lowering" in verdict
+
+
+def test_traced_parametrization_is_named_by_property_and_class() -> None:
+    t = FunctionTable()
+    fwd = t("Module.forward", "/work/u.py", 11, "traced")
+    prop = t("Linear.weight", SP + "torch/nn/utils/parametrize.py", 419, "property")
+    getp = t("get_parametrized", SP + "torch/nn/utils/parametrize.py", 419, "traced")
+    plist = t("ModuleList.__getitem__", SP + "torch/nn/modules/container.py", 300, "traced")
+    pfwd = t("_WeightNorm.forward", SP + "torch/nn/utils/parametrizations.py", 30, "traced")
+    run = [("run", DYN + "symbolic_convert.py")]
+    stacks = [
+        _st(t, run, ["bytecode_tracing"], traced=[fwd, prop, getp, plist, pfwd], secs=3.0),
+        _st(t, run, ["bytecode_tracing"], traced=[fwd, prop, getp], secs=1.0),  # before the class is reached
+        _st(t, run, ["bytecode_tracing"], traced=[fwd], secs=2.0),
+    ]
+    ax = _axes_session(t, stacks).axes
+    assert ax is not None
+    assert ax.parametrizations == {"Linear.weight via _WeightNorm": 4.0}
+    assert ax.causes == {CAUSE_PARAMETRIZATION: 4.0, "Module.forward (u.py:11)": 2.0}
+
+
+def test_restart_waste_is_a_flag_counted_on_both_axes() -> None:
+    t = FunctionTable()
+    fwd = t("helper", "/work/u.py", 5, "traced")
+    run = [("run", DYN + "symbolic_convert.py")]
+    stacks = [_st(t, run, ["bytecode_tracing"], traced=[fwd], attempt=0, secs=3.0),
+              _st(t, run, ["bytecode_tracing"], traced=[fwd], attempt=1, secs=1.0)]
+    s = _axes_session(t, stacks, restarts=1)
+    ax = s.axes
+    assert ax is not None
+    assert ax.causes == {"helper (u.py:5)": 4.0}  # the wasted attempt still counts for its cause
+    assert ax.restart_waste.seconds == 3.0 and ax.restart_waste.by_cause == {"helper (u.py:5)": 3.0}
+    assert "3.00 s of it in attempts that restarts threw away" in hottest(s)
+
+
+def test_axes_live_inside_attribution_in_session_json(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    t = FunctionTable()
+    param = t("Linear.weight via Parametrization", "/u.py", 31, "cause:parametrization")
+    s = _axes_session(t, [_st(t, [("run_node", IND + "graph.py")], ["GraphLowering.run"], param, secs=2.0)])
+    path = save_session(s, tmp_path)
+    import json
+
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == 2
+    assert data["attribution"]["causes"] == {"parametrization": 2.0}
+    assert data["attribution"]["inductor_codegen"] == 2.0
+    assert data["frames"][0]["attribution"]["matrix"] == {"lowering": {"parametrization": 2.0}}
+    assert "axes" not in data
+    again = load_session(tmp_path)
+    assert again.axes == s.axes and again.frames[0].axes == s.frames[0].axes
+    assert again.samples is not None and again.samples.stacks[0].cause == param
+
+
+def _node(stack_trace: str, modules: dict[str, tuple[str, object]] | None = None) -> SimpleNamespace:
+    meta: dict[str, object] = {"stack_trace": stack_trace}
+    if modules is not None:
+        meta["nn_module_stack"] = modules
+    return SimpleNamespace(meta=meta)
+
+
+class ParametrizedLinear:
+    pass
+
+
+class Parametrization:
+    pass
+
+
+PARAM_TRACE = (
+    '  File "/work/model.py", line 26, in forward\n    return self.seq(x)\n'
+    '  File "/venv/lib/python3.11/site-packages/torch/nn/utils/parametrize.py", line 440, in get_parametrized\n'
+    '  File "/work/model.py", line 31, in forward\n    return x.half()\n'
+)
+
+
+def test_provenance_names_a_parametrized_node_by_property_and_class() -> None:
+    node = _node(PARAM_TRACE, {"1": ("L['self'].seq.0", ParametrizedLinear),
+                               "2": ("L['self'].seq.0.parametrizations.weight", object),
+                               "3": ("L['self'].seq.0.parametrizations.weight.0", Parametrization)})
+    assert provenance.node_cause(node) == ("Linear.weight via Parametrization", "/work/model.py", 31,
+                                           provenance.CAUSE_PARAMETRIZATION)
+    # module classes as strings (older torch), or no module stack at all
+    node = _node(PARAM_TRACE, {"1": ("L['self'].seq.0", "torch.nn.utils.parametrize.ParametrizedConv1d"),
+                               "3": ("L['self'].seq.0.parametrizations.weight.0", "torch.nn.utils._WeightNorm")})
+    assert provenance.node_cause(node)[0] == "Conv1d.weight via _WeightNorm"  # type: ignore[index]
+    assert provenance.node_cause(_node(PARAM_TRACE))[0] == "parametrization at model.py:31"  # type: ignore[index]
+
+
+def test_provenance_of_user_code_and_of_nodes_without_any() -> None:
+    node = _node('  File "/work/model.py", line 26, in forward\n    return self.seq(x)\n'
+                 '  File "/venv/site-packages/torch/nn/modules/linear.py", line 134, in forward\n')
+    assert provenance.node_cause(node) == ("forward (model.py:26)", "/work/model.py", 26, provenance.CAUSE_USER)
+    assert provenance.node_cause(_node("")) is None
+    assert provenance.node_cause(SimpleNamespace()) is None  # not an FX node at all
+
+
+def test_a_kernel_fused_from_several_causes_is_a_named_mix() -> None:
+    a = ("Linear.weight via P", "/u.py", 1, provenance.CAUSE_PARAMETRIZATION)
+    b = ("Linear.bias via P", "/u.py", 2, provenance.CAUSE_PARAMETRIZATION)
+    u = ("forward (u.py:26)", "/u.py", 26, provenance.CAUSE_USER)
+    assert provenance.combine([a, a]) == a
+    both = provenance.combine([a, b])
+    assert both[3] == provenance.CAUSE_PARAMETRIZATION and both[0] == "Linear.bias, Linear.weight via P"
+    mixed = provenance.combine([a, u])
+    assert mixed[3] == provenance.CAUSE_MIXED and "forward (u.py:26)" in mixed[0] and "Linear.weight via P" in mixed[0]
+    assert provenance.combine([]) == provenance.UNKNOWN
