@@ -14,7 +14,8 @@ and the CLI's start-up import nothing extra:
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: `import dynaprof` does not import typing
 
 __version__ = "0.1.0"
 
@@ -50,6 +51,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from dynaprof.analysis.budgets import Budget, CheckResult
     from dynaprof.analysis.budgets import check as check_budgets
     from dynaprof.analysis.compare import compare_sessions
