@@ -74,7 +74,7 @@ def _profile(config: pytest.Config, nodeid: str, run_dir: Path, render: bool) ->
 
     taken = sigalrm_taken()
     if taken:
-        notes = config.stash[_STASH_SIGALRM]
+        notes = config.stash.setdefault(_STASH_SIGALRM, [])
         if not notes:
             notes.append(nodeid)
 
