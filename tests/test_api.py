@@ -235,3 +235,23 @@ def test_profile_inside_dynaprof_run_is_refused_and_the_run_records_all(tmp_path
     assert "refused: dynaprof.profile(): this process is already profiled by `dynaprof run`" in proc.stdout
     assert not (tmp_path / "inner").exists()
     assert len(dynaprof.load_session(tmp_path / "run").frames) == 1
+
+
+def test_a_forked_child_is_not_profiled(tmp_path: Path) -> None:
+    proc = _python(
+        """
+        import os, torch, dynaprof
+        with dynaprof.profile("run") as prof:
+            torch.compile(lambda x: x + 1, backend="eager")(torch.randn(2))
+            pid = os.fork()
+            if pid == 0:
+                torch.compile(lambda x: x * 3, backend="eager")(torch.randn(2))
+                os._exit(0)
+            os.waitpid(pid, 0)
+        print(len(prof.session.frames))
+        """,
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1"]  # the parent's compile only; the child wrote nothing
+    assert dynaprof.load_session(tmp_path / "run").run.complete
