@@ -191,3 +191,13 @@ def test_a_kernel_fused_from_several_causes_is_a_named_mix() -> None:
     mixed = provenance.combine([a, u])
     assert mixed[3] == provenance.CAUSE_MIXED and "forward (u.py:26)" in mixed[0] and "Linear.weight via P" in mixed[0]
     assert provenance.combine([]) == provenance.UNKNOWN
+
+
+def test_backend_work_without_a_node_is_whole_graph_even_inside_dynamo_s_loop() -> None:
+    """Dynamo calls the backend from inside its translator loop: the traced stack is still there."""
+    t = FunctionTable()
+    fwd = t("Module.forward", "/work/u.py", 11, "traced")
+    st = _st(t, [("run", DYN + "symbolic_convert.py"), ("passes", IND + "fx_passes/joint_graph.py")],
+             ["_recursive_joint_graph_passes"], traced=[fwd])
+    ax = _axes_session(t, [st]).axes
+    assert ax is not None and ax.causes == {CAUSE_WHOLE_GRAPH: 1.0}

@@ -201,11 +201,13 @@ def node_cause(f: FunctionRef) -> tuple[str, str]:
     return f.name, f.name
 
 
-def stack_cause(st: Stack, t: Tables) -> tuple[str, str]:
+def stack_cause(st: Stack, t: Tables, phase: str) -> tuple[str, str]:
     fn = t.functions
     if 0 <= st.cause < len(fn) and fn[st.cause].kind.startswith("cause:"):
         return node_cause(fn[st.cause])
-    if st.traced:
+    # Dynamo calls the backend from inside its translator loop, so the traced stack is still there
+    # while AOT autograd and Inductor run: it names the cause only of Dynamo's own work
+    if st.traced and phase not in _BACKEND:
         got = traced_cause([fn[i] for i in st.traced])
         if got is not None:
             return got
@@ -226,7 +228,7 @@ def axes(session: Session) -> tuple[Axes | None, dict[str, Axes]]:
     per: dict[str, Axes] = {f.key: Axes() for f in session.frames}
     for st in session.samples.stacks:
         phase = stack_phase(st, t)
-        cause, detail = stack_cause(st, t)
+        cause, detail = stack_cause(st, t, phase)
         final = finals.get(st.frame) if st.frame is not None else None
         wasted = final is not None and 0 <= st.attempt < final
         targets = [run] + ([per[st.frame]] if st.frame in per else [])

@@ -238,7 +238,10 @@ def findings(session: Session) -> list[Finding]:
     keys = {f.key for f in found if f is not None}
     if f"cause:{CAUSE_PARAMETRIZATION}" in keys:  # the cause view already says it, with its phases
         found = [f for f in found if f is None or f.key != "parametrization"]
-    if any(k.startswith("cause:") for k in keys):  # the verdict names a cause; phases are its detail
+    ax = session.axes
+    named = max((f.seconds for f in found if f is not None and f.key.startswith("cause:")), default=0.0)
+    unnamed = (ax.causes.get(CAUSE_WHOLE_GRAPH, 0.0) + ax.causes.get(CAUSE_UNKNOWN, 0.0)) if ax else 0.0
+    if named > unnamed:  # the verdict names a cause, and its phases say the rest
         found = [f for f in found if f is None or not f.key.startswith("category:")]
     return sorted((f for f in found if f is not None), key=lambda f: -f.seconds)
 
