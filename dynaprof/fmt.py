@@ -75,3 +75,18 @@ def table(headers: list[str], rows: list[list[str]], align: str = "") -> list[st
         return "  ".join(out).rstrip()
 
     return [line(headers), *(line(r) for r in rows)]
+
+
+def run_outcome(reason: str, status: int | None) -> str:
+    """How the run ended, for the summary line: ``exited 0``, ``signal (status 143)``; a session
+    profiled in-process (``dynaprof.profile``) has no exit status of its own."""
+    if status is None:
+        return "profiled in-process" + (" (the block raised)" if reason == "exception" else "")
+    return f"exited {status}" if reason == "exited" else f"{reason} (status {status})"
+
+
+def exit_fact(reason: str, status: int | None) -> str:
+    """How the run ended, for the environment tables: ``exited, status 0``."""
+    if status is None:
+        return "profiled in-process" + (", the block raised" if reason == "exception" else "")
+    return f"{reason}, status {status}"

@@ -62,3 +62,12 @@ def test_failed_compiles_lead() -> None:
     f = frame("0/0", status="failed", fail_type="BackendCompilerFailed", fail_reason="backend exploded")
     text = hottest(make_session([f, frame("1/0", start_s=3, compile_time_s=5.0)]))
     assert text.startswith("1 compile failed") and "BackendCompilerFailed: backend exploded" in text
+
+
+def test_an_in_process_session_says_so_instead_of_an_exit_status() -> None:
+    from dynaprof import fmt
+
+    assert fmt.run_outcome("exited", None) == "profiled in-process"
+    assert fmt.run_outcome("exception", None) == "profiled in-process (the block raised)"
+    assert fmt.run_outcome("exited", 0) == "exited 0" and fmt.run_outcome("signal", 143) == "signal (status 143)"
+    assert fmt.exit_fact("exited", None) == "profiled in-process" and fmt.exit_fact("exited", 1) == "exited, status 1"

@@ -343,13 +343,7 @@ class InProcess:
         installing recorded, so each block's session is complete on its own."""
         rec = self.recorder
         assert rec is not None
-        rec.emit = cap.journal.write
-        rec.t0_ns = cap.t0_ns
-        rec.table = cap.table
-        rec.generation = 0
-        rec._keys_used = set()
-        rec._key_by_cid = {}
-        rec._pending_guards = []
+        rec.reset_session(cap.journal.write, cap.t0_ns, cap.table)
         for record in self.install_records:
             cap.journal.write(record)
         cap.attach(rec)

@@ -255,6 +255,19 @@ class Recorder:
         self._knows_attempt = False
         self._counters: Any = None
 
+    def reset_session(self, emit: Callable[[dict[str, Any]], None], t0_ns: int, table: FunctionTable) -> None:
+        """Record into a new journal and function table (in-process profiling: one per block).
+        Everything keyed by the old table's ids is dropped with it."""
+        self.emit = emit
+        self.t0_ns = t0_ns
+        self.table = table
+        self.generation = 0
+        self._keys_used = set()
+        self._key_by_cid = {}
+        self._pending_guards = []
+        self._cause_keys = {}
+        self._node_causes = {}
+
     # -- time & helpers ---------------------------------------------------------------------
     def rel(self, epoch_ns: float) -> float:
         return round((epoch_ns - self.t0_ns) / 1e9, 6)

@@ -304,7 +304,7 @@ def _environment(s: Session) -> str:
              ("device", r.device or "?"), ("platform", r.platform), ("host", r.hostname), ("cwd", r.cwd),
              ("sampler", md.sampler_text(s)), ("hooks", ", ".join(c.hooks) or "none"),
              ("dynaprof", r.dynaprof_version), ("started", r.start_time),
-             ("exit", f"{r.end_reason}, status {r.exit_status}")]
+             ("exit", fmt.exit_fact(r.end_reason, r.exit_status))]
     facts += [("warning", w) for w in c.warnings]
     dl = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts)
     cmd = shlex.join(r.command) or "?"

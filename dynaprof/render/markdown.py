@@ -294,7 +294,7 @@ def _environment(s: Session, rows: int) -> str:
     items = [
         ("torch", r.torch_version or "?"), ("python", r.python_version), ("device", r.device or "?"),
         ("platform", r.platform), ("sampler", sampler_text(s)), ("dynaprof", r.dynaprof_version),
-        ("started", r.start_time), ("exit", f"{r.end_reason}, status {r.exit_status}"),
+        ("started", r.start_time), ("exit", fmt.exit_fact(r.end_reason, r.exit_status)),
     ]
     if r.world_size:
         items.append(("rank", f"{r.rank} of {r.world_size}"))

@@ -34,11 +34,7 @@ def summary_text(session: Session, max_rows: int = 12) -> str:
             + ("" if run.complete else " (the log ends mid-record: truncated?)")
         )
     else:
-        status = (
-            f"exited {run.exit_status}"
-            if run.end_reason == "exited"
-            else f"{run.end_reason} (status {run.exit_status})"
-        )
+        status = fmt.run_outcome(run.end_reason, run.exit_status)
         lines.append(
             f"dynaprof: {fmt.terminal_safe(run.target)} {status} after {fmt.seconds(run.wall_s)}; "
             f"torch {run.torch_version or '?'}, {run.device or 'device ?'}"
