@@ -71,3 +71,28 @@ def test_an_in_process_session_says_so_instead_of_an_exit_status() -> None:
     assert fmt.run_outcome("exception", None) == "profiled in-process (the block raised)"
     assert fmt.run_outcome("exited", 0) == "exited 0" and fmt.run_outcome("signal", 143) == "signal (status 143)"
     assert fmt.exit_fact("exited", None) == "profiled in-process" and fmt.exit_fact("exited", 1) == "exited, status 1"
+
+
+def test_remedies_are_named_where_one_was_measured() -> None:
+    from dynaprof.analysis.findings import REMEDY_DYNAMIC, REMEDY_FOLD
+
+    (top, *_rest) = findings(seed_session())
+    assert top.key == "cause:parametrization" and top.remedy == REMEDY_FOLD
+    frames = [frame("0/0", start_s=0.0), frame("0/1", start_s=2.0, recompile_reason="tensor 'x' size mismatch")]
+    assert {x.key: x for x in findings(make_session(frames))}["recompiles"].remedy == REMEDY_DYNAMIC
+    dtype_only = [frame("0/0", start_s=0.0), frame("0/1", start_s=2.0, recompile_reason="dtype mismatch")]
+    assert {x.key: x for x in findings(make_session(dtype_only))}["recompiles"].remedy is None
+    br = GraphBreak("Failed to trace builtin operator Explanation: print Hint: Avoid calling print here. Hint: other",
+                    "/work/step.py", 17)
+    found = {x.key: x for x in findings(make_session([frame("0/0", graph_breaks=1, graph_break_reasons=[br])]))}
+    assert found["graph_breaks"].remedy == "graph break at step.py:17: Avoid calling print here. (torch's hint)"
+    assert all(x.remedy is None for x in findings(seed_session(False)))
+
+
+def test_the_remedy_follows_the_verdict_in_the_summaries() -> None:
+    from dynaprof.analysis.findings import REMEDY_FOLD
+    from dynaprof.render.terminal import summary_text
+
+    text = summary_text(seed_session(), 25)
+    verdict = text.index("  hottest: parametrization")
+    assert text[verdict:].splitlines()[1] == f"    try: {REMEDY_FOLD}"

@@ -29,6 +29,21 @@ class Finding:
     key: str
     seconds: float
     text: str
+    #: what to try, in one line, where a remedy is known and was measured (docs/causes.md)
+    remedy: str | None = None
+
+
+#: remedies, each applied to a sample by benchmarks/bench_causes.py (figures in docs/causes.md)
+REMEDY_FOLD = (
+    "for inference, fold the parametrizations in before compiling: torch.nn.utils.parametrize."
+    "remove_parametrizations(module, name, leave_parametrized=True) (peft: merge_and_unload())"
+)
+REMEDY_UNWRAP = (
+    "torchao's unwrap_tensor_subclass is meant for torch.export: compile the quantized model as it is"
+)
+REMEDY_DYNAMIC = (
+    "the size changes between calls: torch._dynamo.mark_dynamic(tensor, dim) or torch.compile(..., dynamic=True)"
+)
 
 
 def parametrization_summary(session: Session) -> tuple[int, float, list[tuple[str, int]]] | None:
@@ -113,7 +128,11 @@ def _cause(session: Session, total: float, key: str, secs: float) -> Finding:
     wasted = ax.restart_waste.by_cause.get(key, 0.0)
     if wasted > 0.01 * secs:
         text += f"; {fmt.seconds(wasted)} of it in attempts that restarts threw away"
-    return Finding(f"cause:{key}", secs, text)
+    remedy = None
+    if key == CAUSE_PARAMETRIZATION:
+        unwrap = any("UnwrapTensorSubclass" in label for label in ax.parametrizations)
+        remedy = REMEDY_UNWRAP if unwrap else REMEDY_FOLD
+    return Finding(f"cause:{key}", secs, text, remedy)
 
 
 def _restarts(session: Session, total: float) -> Finding | None:
@@ -162,12 +181,14 @@ def _recompiles(session: Session, total: float) -> Finding | None:
     reason = next((f.recompile_reason for f in reversed(worst) if f.recompile_reason), None)
     first = worst[0]
     why = f"; last reason: {fmt.one_line(reason, 100)}" if reason else ""
+    sizes = any(f.recompile_reason and "size mismatch" in f.recompile_reason for f in worst)
     return Finding(
         "recompiles",
         secs,
         f"{first.name} ({fmt.location(first.filename, first.lineno)}) was "
         f"recompiled {len(worst) - 1} time{'s' * (len(worst) > 2)}, {fmt.seconds(secs)} "
         f"({fmt.pct(secs, total)} of compile){why}",
+        REMEDY_DYNAMIC if sizes else None,
     )
 
 
@@ -180,8 +201,25 @@ def _graph_breaks(session: Session, total: float) -> Finding | None:
     # a graph break costs the frames compiled after it; weigh it by its frames' compile time
     secs = sum(f.compile_time_s or 0.0 for f in session.frames if f.graph_breaks)
     return Finding(
-        "graph_breaks", secs * 0.5, f"{n} graph break{'s' * (n != 1)} split the code into more compiled frames{top}"
+        "graph_breaks",
+        secs * 0.5,
+        f"{n} graph break{'s' * (n != 1)} split the code into more compiled frames{top}",
+        _graph_break_remedy(session),
     )
+
+
+def _graph_break_remedy(session: Session) -> str | None:
+    """torch's own hint for the first graph break, at the user's line."""
+    for f in session.frames:
+        for r in f.graph_break_reasons:
+            text = r.reason or ""
+            at = f" at {fmt.location(r.filename, r.lineno)}" if r.filename else ""
+            if "Hint:" in text:
+                hint = fmt.one_line(text.split("Hint:", 1)[1].split("Hint:", 1)[0], 140)
+                return f"graph break{at}: {hint} (torch's hint)"
+            if at:
+                return f"graph break{at}: move what Dynamo cannot trace out of the compiled code"
+    return None
 
 
 def _failures(session: Session, total: float) -> Finding | None:

@@ -211,7 +211,7 @@ def artifact_links(session: Session) -> list[tuple[str, str]]:
 def _header(s: Session, rows: int) -> str:
     status = "" if s.run.complete else f" (incomplete: {md_escape(s.run.end_reason)})"
     lines = [f"### dynaprof: {md_escape(s.run.target)}{status}", "",
-             f"**Verdict:** {md_escape(hottest(s), 600)}", "", f"**Totals:** {totals_line(s)}", ""]
+             f"**Verdict:** {md_escape(hottest(s), 600)}", "", *_remedy(s), f"**Totals:** {totals_line(s)}", ""]
     if (cache := cache_line(cache_totals(s.frames))) is not None:
         lines += [f"**Cache:** {md_escape(cache, 400)}", ""]
     lines.append(" · ".join(f"[{label}]({path})" for label, path in artifact_links(s)))
@@ -231,6 +231,11 @@ def _frames(s: Session, rows: int) -> str:
     table = md_table(["compile id", "location", "time", "restarts", "graph breaks", "guards"], body,
                      len(ordered), "frames", "llrrrr")
     return f"#### Compiled frames (slowest first)\n\n{table}"
+
+
+def _remedy(s: Session) -> list[str]:
+    found = findings(s)
+    return [f"**Try:** {md_escape(found[0].remedy, 300)}", ""] if found and found[0].remedy else []
 
 
 def _attribution(s: Session, rows: int) -> str:

@@ -87,6 +87,8 @@ def summary_text(session: Session, max_rows: int = 12) -> str:
     lines.append("")
     found = findings(session)
     lines.append(f"  hottest: {fmt.terminal_safe(found[0].text if found else hottest(session))}")
+    if found and found[0].remedy:
+        lines.append(f"    try: {fmt.terminal_safe(found[0].remedy)}")
     for extra in found[1:4]:
         lines.append(f"    also: {fmt.terminal_safe(extra.text)}")
     for w in session.capture.warnings[:5]:
