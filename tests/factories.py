@@ -202,3 +202,61 @@ def make_session(
     )
     apply_attribution(s)
     return s
+
+
+IND = SP + "torch/_inductor/"
+
+
+def inductor_session(user_cause: str = "forward (model.py:26)",
+                     param_cause: str = "Linear.weight via Parametrization") -> Session:
+    """A compile through AOT autograd and Inductor with both axes: a parametrization traced by
+    Dynamo and then lowered, generated and compiled by Inductor (node causes), a user cause, whole
+    graph work, two tiny causes (under 1%) and a restart whose first attempt was thrown away.
+    Causes come from ``cause:*`` function-table entries, phases from torch's spans (``span``)."""
+    t = FunctionTable()
+    conv = t("_compile", DYN + "convert_frame.py", 1633)
+    run = t("InstructionTranslatorBase.run", DYN + "symbolic_convert.py", 1943)
+    fwd = t("Model.forward", "/work/model.py", 20, "traced")
+    lin = t("Linear.forward", SP + "torch/nn/modules/linear.py", 130, "traced")
+    prop = t("Linear.weight", SP + "torch/nn/utils/parametrize.py", 419, "property")
+    getp = t("get_parametrized", SP + "torch/nn/utils/parametrize.py", 419, "traced")
+    pfwd = t("Parametrization.forward", "/work/model.py", 8, "traced")
+    helper = t("helper", "/work/model.py", 40, "traced")
+    aot = t("aot_module_simplified", SP + "torch/_functorch/aot_autograd.py", 1100)
+    lower = t("GraphLowering.run_node", IND + "graph.py", 900)
+    gen = t("Scheduler.codegen", IND + "scheduler.py", 4000)
+    build = t("CppBuilder.build", IND + "cpp_builder.py", 1500)
+    guards = t("CheckFunctionManager.__init__", DYN + "guards.py", 2700)
+    fake = t("FakeTensorMode.dispatch", SP + "torch/_subclasses/fake_tensor.py", 1300)
+    c_param = t(param_cause, "/work/model.py", 8, "cause:parametrization")
+    c_user = t(user_cause, "/work/model.py", 26, "cause:user")
+    c_unknown = t("unknown (no provenance)", "", 0, "cause:unknown")
+
+    def sp(*names: str) -> list[int]:
+        return [t(n, "", 0, "span") for n in names]
+
+    backend = sp("entire_frame_compile", "backend_compile", "create_aot_dispatcher_function", "inductor_compile")
+    stacks = [
+        # Dynamo tracing the parametrized property (traced stack, no node cause)
+        Stack("0/0", 1, 1, [conv, run], [fwd, lin, prop, getp, pfwd], 1500, 1.5,
+              sp("entire_frame_compile", "bytecode_tracing")),
+        Stack("0/0", 1, 1, [conv, run], [fwd], 600, 0.6, sp("entire_frame_compile", "bytecode_tracing")),
+        # attempt 0, thrown away by the restart
+        Stack("0/0", 0, 1, [conv, run], [fwd, helper], 400, 0.4, sp("entire_frame_compile", "compile_attempt_0")),
+        # the backend: the traced stack is still there (Dynamo calls it from its loop) but says nothing
+        Stack("0/0", 1, 1, [conv, aot, lower], [fwd], 2000, 2.0, [*backend, *sp("GraphLowering.run")], c_param),
+        Stack("0/0", 1, 1, [conv, aot, gen], [], 3000, 3.0, [*backend, *sp("Scheduler.codegen")], c_param),
+        Stack("0/0", 1, 1, [conv, aot, build], [], 8000, 8.0, [*backend, *sp("compile_file")], c_param),
+        Stack("0/0", 1, 1, [conv, aot, lower], [], 1000, 1.0, [*backend, *sp("GraphLowering.run")], c_user),
+        Stack("0/0", 1, 1, [conv, aot, build], [], 2000, 2.0, [*backend, *sp("compile_file")], c_user),
+        Stack("0/0", 1, 1, [conv, aot], [], 700, 0.7, [*backend, *sp("aot_trace_joint_graph")], c_user),
+        Stack("0/0", 1, 1, [conv, aot, gen], [], 500, 0.5, [*backend, *sp("Scheduler.__init__")]),
+        Stack("0/0", 1, 1, [conv, guards], [], 300, 0.3, sp("entire_frame_compile", "build_guards")),
+        Stack("0/0", 1, 1, [conv, aot, lower], [], 100, 0.1, [*backend, *sp("GraphLowering.run")], c_unknown),
+        Stack("0/0", 1, 1, [conv, run, fake], [fwd, helper], 50, 0.05, sp("entire_frame_compile")),
+    ]
+    total = sum(s.seconds for s in stacks)
+    f = frame("0/0", name="forward", filename="/work/model.py", lineno=20, compile_time_s=total, restarts=1,
+              restart_reasons=["speculate_subgraph failed"],
+              attempts=[Attempt(0, 1.0, 0.4), Attempt(1, 1.4, total - 0.4)], graph_op_count=96)
+    return make_session([f], stacks, t.functions)

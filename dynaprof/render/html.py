@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any, cast
 
 from dynaprof import fmt
+from dynaprof.analysis.cause_table import session_cause_table
 from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, CompiledFrame, Session
 from dynaprof.render import markdown as md
@@ -203,6 +204,38 @@ def _attribution(s: Session) -> str:
     return section("attribution", "Where compile time went", f'<div class="dp-bars">{rows}</div>{note}')
 
 
+def _causes(s: Session) -> str:
+    """The cause x phase table (``analysis.cause_table``); nothing for sessions without it."""
+    t = session_cause_table(s, max_rows=25)
+    if t is None:
+        return ""
+    waste = t.restart_waste > 0
+    head = "".join(f'<th class=n title="{esc(c.description)}">{esc(c.label)}</th>' for c in t.columns)
+    head = f"<th>cause</th>{head}<th class=n>total</th><th class=n>% of compile</th>"
+    head += "<th class=n>restart waste</th>" if waste else ""
+
+    def row(label: str, cells: dict[str, float] | None, total: float, wasted: float, cls: str = "") -> str:
+        tds = [f'<td class="code">{esc(label)}</td>']
+        tds += [f'<td class="n">{esc(fmt.seconds(v)) if v > 0 else ""}</td>'
+                for v in ((cells or {}).get(c.key, 0.0) for c in t.columns)]
+        tds += [f'<td class="n">{esc(fmt.seconds(total))}</td>',
+                f'<td class="n">{esc(fmt.pct(total, t.compile_s))}</td>']
+        tds += [f'<td class="n">{esc(fmt.seconds(wasted)) if wasted > 0 else ""}</td>'] if waste else []
+        return f'<tr{f" class={cls}" if cls else ""}>{"".join(tds)}</tr>'
+
+    body = []
+    for r in t.rows:
+        body.append(row(md.cause_label(r.cause, r.folded), r.cells, r.total, r.wasted))
+        body += [row("↳ " + d.label, None, d.seconds, 0.0, "dp-sub") for d in r.details]
+        if r.more_details[0]:
+            body.append(row(f"↳ +{r.more_details[0]:,} more", None, r.more_details[1], 0.0, "dp-sub"))
+    body.append(row("all causes", t.totals.cells, t.totals.total, t.totals.wasted, "dp-total"))
+    notes = "".join(f'<p class="dp-note">{esc(n)}</p>' for n in md.cause_table_notes(t))
+    table_html = (f'<div class="dp-x"><table class="dp-table dp-causes"><thead><tr>{head}</tr></thead>'
+                  f'<tbody>{"".join(body)}</tbody></table></div>')
+    return section("causes", "By cause and phase", table_html + notes)
+
+
 def _flamegraphs(ctx: RenderContext) -> str:
     try:
         from dynaprof.render.flamegraph import VIEW_DESCRIPTIONS, available_views, run_flamegraph
@@ -215,7 +248,8 @@ def _flamegraphs(ctx: RenderContext) -> str:
         parts.append(f'<div class="dp-graph dp-flame" data-view="{esc(view)}" aria-label="{label}">'
                      f"{inline_svg(svg)}</div>")
     hint = ('<p class="dp-note">Click a frame to zoom, "Reset zoom" to go back; "Search" (or Ctrl-F over a graph) '
-            "highlights matching functions. Colours are attribution categories.</p>")
+            "highlights matching functions. Compiler view: colours are attribution categories; user-code view: "
+            "every sampled second on the user code it was spent for, coloured by compiler phase.</p>")
     return section("flamegraphs", "Flamegraphs", hint + "".join(parts))
 
 
@@ -405,12 +439,12 @@ def _notes(ctx: RenderContext) -> str:
 
 def report_html(ctx: RenderContext) -> str:
     s = ctx.session
-    sections = [_summary(s), _attribution(s), _flamegraphs(ctx), _callgraph(ctx), _frames_table(s),
+    sections = [_summary(s), _causes(s), _attribution(s), _flamegraphs(ctx), _callgraph(ctx), _frames_table(s),
                 _properties(s), _traced(s), frame_sections(s), _reasons(s), _environment(s)]
     sections.append(_notes(ctx))  # last: earlier sections may have added notes
     body = "\n".join(x for x in sections if x)
     nav = [(a, label) for a, label in (
-        ("summary", "Summary"), ("attribution", "Attribution"), ("flamegraphs", "Flamegraphs"),
+        ("summary", "Summary"), ("causes", "Causes"), ("attribution", "Attribution"), ("flamegraphs", "Flamegraphs"),
         ("callgraph", "Call graph"), ("frames", "Frames"), ("properties", "Properties"),
         ("traced", "Traced functions"), ("compiles", "Per compile"), ("reasons", "Restarts & breaks"),
         ("environment", "Environment"), ("notes", "Notes")) if f'id="{a}"' in body]

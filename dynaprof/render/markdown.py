@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dynaprof import fmt
+from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
 from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.model.cache import cache_line, cache_totals
 from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, FunctionRef, Session
@@ -200,7 +201,7 @@ def artifact_links(session: Session) -> list[tuple[str, str]]:
     links = [("full report", "report.html"), ("trace (Perfetto)", "trace.json")]
     if session.samples is not None and session.samples.stacks:
         links[1:1] = [("compiler flamegraph", "flame-compiler.svg"),
-                      ("traced-code flamegraph", "flame-traced.svg"), ("call graph", "callgraph.svg")]
+                      ("user-code flamegraph", "flame-traced.svg"), ("call graph", "callgraph.svg")]
     return links
 
 
@@ -248,6 +249,48 @@ def _attribution(s: Session, rows: int) -> str:
     note = f"Sampled {fmt.seconds(sampled)} of {fmt.seconds(total)} compile time; every sample is in one category."
     return details("Where compile time went (attribution)",
                    md_table(["seconds", "% of compile", "category"], body, align="rrl") + "\n\n" + note, True)
+
+
+def cause_label(cause: str, folded: int = 0) -> str:
+    """A cause row's text (plain: escape it for the format): ``other causes (3)`` for the fold."""
+    return f"{OTHER_CAUSES} ({folded:,})" if cause == OTHER_CAUSES else cause
+
+
+def cause_table_notes(table: CauseTable) -> list[str]:
+    """What the columns hold and how restart waste is counted (plain text)."""
+    notes = [f"{c.label} = {c.description}" for c in table.columns if len(c.phases) > 1]
+    notes = ["Every sampled second has one cause (row) and one phase (column); causes under 1% are folded "
+             "into \"other causes\"" + (f"; {'; '.join(notes)}" if notes else "") + "."]
+    if table.restart_waste > 0:
+        notes.append(f"Restart waste: {fmt.seconds(table.restart_waste)} of the seconds above were in attempts that "
+                     "restarts threw away (counted in their cause and phase too).")
+    return notes + [n[0].upper() + n[1:] + "." for n in table.notes]
+
+
+def _causes(s: Session, rows: int) -> str:
+    table = session_cause_table(s, max_rows=min(rows, 12))
+    if table is None:
+        return ""
+    waste = table.restart_waste > 0
+    header = ["cause", *(md_escape(c.label) for c in table.columns), "total", "% of compile"]
+    header += ["restart waste"] if waste else []
+
+    def line(label: str, cells: dict[str, float] | None, total: float, wasted: float) -> list[str]:
+        out = [label, *((fmt.seconds(cells[c.key]) if cells.get(c.key, 0.0) > 0 else "") if cells is not None
+                        else "" for c in table.columns), fmt.seconds(total), fmt.pct(total, table.compile_s)]
+        return out + ([fmt.seconds(wasted) if wasted > 0 else ""] if waste else [])
+
+    body = []
+    for r in table.rows:
+        body.append(line(md_escape(cause_label(r.cause, r.folded)), r.cells, r.total, r.wasted))
+        body += [line("↳ " + md_escape(d.label), None, d.seconds, 0.0) for d in r.details]
+        if r.more_details[0]:
+            body.append(line(f"↳ +{r.more_details[0]:,} more", None, r.more_details[1], 0.0))
+    t = table.totals
+    body.append(line("**all causes**", t.cells, t.total, t.wasted))
+    align = "l" + "r" * (len(header) - 1)
+    text = md_table(header, body, align=align) + "\n\n" + " ".join(md_escape(n, 600) for n in cause_table_notes(table))
+    return details("Where compile time went, by cause and phase", text, True)
 
 
 def _properties(s: Session, rows: int) -> str:
@@ -318,7 +361,7 @@ def _reproduce(s: Session, rows: int) -> str:
 
 
 _SECTIONS: tuple[Callable[[Session, int], str], ...] = (
-    _header, _frames, _attribution, _properties, _traced, _reasons, _environment, _reproduce,
+    _header, _causes, _frames, _attribution, _properties, _traced, _reasons, _environment, _reproduce,
 )
 
 

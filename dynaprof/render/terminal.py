@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dynaprof import fmt
+from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
 from dynaprof.analysis.findings import findings, hottest, parametrization_summary, totals
 from dynaprof.model.cache import cache_line, cache_totals
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, CompiledFrame, Session
@@ -79,6 +80,7 @@ def summary_text(session: Session, max_rows: int = 12) -> str:
             lines.append(f"    {CATEGORY_LABELS[c]:<36} {fmt.seconds(v):>9}  {fmt.pct(v, sampled):>4}")
     elif session.capture.sampler == "none" and session.capture.source == "live":
         lines.append("  (sampling was off: no attribution; run without --sampler none to see where time went)")
+    lines += cause_phase_lines(session)
     para = parametrization_summary(session)
     if para is not None:
         n, secs, items = para
@@ -96,6 +98,57 @@ def summary_text(session: Session, max_rows: int = 12) -> str:
     if len(session.capture.warnings) > 5:
         lines.append(f"  ({len(session.capture.warnings) - 5} more notes in session.json)")
     return "\n".join(lines) + "\n"
+
+
+#: the summary's width; the cause x phase table fits in it
+WIDTH = 100
+
+
+def _cell(v: float) -> str:
+    return fmt.seconds(v) if v > 0 else ""
+
+
+def cause_phase_lines(session: Session, width: int = WIDTH, max_rows: int = 8) -> list[str]:
+    """The cause x phase table (``analysis.cause_table``), indented for the summary; nothing for
+    sessions without the cause view (no samples, schema 1, TORCH_TRACE imports)."""
+    table = session_cause_table(session, max_rows)
+    if table is None:
+        return []
+    return _cause_phase_lines(table, width)
+
+
+def _cause_phase_lines(table: CauseTable, width: int) -> list[str]:
+    cols = table.columns
+    body: list[tuple[str, list[str]]] = []
+    for r in table.rows:
+        label = f"{OTHER_CAUSES} ({r.folded})" if r.cause == OTHER_CAUSES else r.cause
+        body.append((label, [_cell(r.cells.get(c.key, 0.0)) for c in cols]
+                     + [fmt.seconds(r.total), fmt.pct(r.total, table.compile_s)]))
+        for d in r.details:
+            body.append(("  " + d.label,
+                         [""] * len(cols) + [fmt.seconds(d.seconds), fmt.pct(d.seconds, table.compile_s)]))
+        if r.more_details[0]:
+            n, secs = r.more_details
+            body.append((f"  +{n} more", [""] * len(cols) + [fmt.seconds(secs), fmt.pct(secs, table.compile_s)]))
+    t = table.totals
+    body.append(("all causes", [_cell(t.cells.get(c.key, 0.0)) for c in cols]
+                 + [fmt.seconds(t.total), fmt.pct(t.total, table.compile_s)]))
+    headers = [c.short for c in cols] + ["total", "%"]
+    numbers = [max(len(h), *(len(cells[i]) for _, cells in body)) for i, h in enumerate(headers)]
+    indent = 4
+    room = width - indent - sum(w + 2 for w in numbers)
+    label_w = max(12, min(40, room, max(len("cause"), *(len(fmt.terminal_safe(lb)) for lb, _ in body))))
+    rows = [[fmt.one_line(fmt.terminal_safe(lb), label_w) if not lb.startswith("  ")
+             else "  " + fmt.one_line(fmt.terminal_safe(lb[2:]), label_w - 2), *cells] for lb, cells in body]
+    lines = ["", "  by cause and phase (sampled seconds; % of compile):"]
+    lines += [" " * indent + row for row in fmt.table(["cause", *headers], rows, "l" + "r" * len(headers))]
+    if table.restart_waste > 0:
+        worst = max(((r.cause, r.wasted) for r in table.rows if r.wasted > 0), key=lambda kv: kv[1], default=None)
+        text = f"restart waste: {fmt.seconds(table.restart_waste)} of this in attempts that restarts threw away"
+        if worst:
+            text += f" (most: {fmt.one_line(fmt.terminal_safe(worst[0]), max(12, width - indent - len(text) - 9))})"
+        lines.append(" " * indent + text)
+    return lines
 
 
 def render_summary_file(ctx: RenderContext) -> Files:

@@ -1,0 +1,106 @@
+"""The cause x phase outputs: the table in the terminal, Markdown and HTML; compare by cause; the
+whole-pipeline user-code flamegraph."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from dynaprof import fmt
+from dynaprof.analysis.cause_table import MIN_SHARE, OTHER_CAUSES, session_cause_table
+from dynaprof.render.base import RenderContext
+from dynaprof.render.html import report_html
+from dynaprof.render.markdown import MAX_CHARS, summary_markdown
+from dynaprof.render.terminal import summary_text
+from tests.factories import inductor_session, seed_session
+
+HOSTILE = "<img src=x onerror=alert(1)> | *evil* `x` @here"
+
+
+def _secs(text: str) -> float:
+    """Inverse of ``fmt.seconds`` (``1.50 s``, ``450 ms``, ``50.0 ms``, ``789 us``)."""
+    value, unit = text.split()
+    return float(value) * {"s": 1.0, "ms": 1e-3, "us": 1e-6}[unit]
+
+
+def test_table_rows_and_columns_add_up_and_small_causes_are_folded() -> None:
+    s = inductor_session()
+    t = session_cause_table(s)
+    assert t is not None
+    sampled = sum(s.axes.causes.values()) if s.axes else 0.0
+    assert [r.cause for r in t.rows][:2] == ["parametrization", "forward (model.py:26)"]
+    assert t.rows[-1].cause == OTHER_CAUSES and t.rows[-1].folded == 1  # unknown (0.1 s of 20 s)
+    for r in t.rows:
+        assert sum(r.cells.values()) == pytest.approx(r.total)
+        assert r.cause == OTHER_CAUSES or r.total >= MIN_SHARE * sampled
+    assert sum(r.total for r in t.rows) == pytest.approx(t.totals.total) == pytest.approx(sampled)
+    for c in t.columns:
+        assert sum(r.cells.get(c.key, 0.0) for r in t.rows) == pytest.approx(t.totals.cells[c.key])
+    assert [c.key for c in t.columns] == ["tracing", "fake", "guards", "aot", "inductor", "kernel"]
+    assert t.rows[0].details[0].label == "Linear.weight via Parametrization"
+    assert t.restart_waste == pytest.approx(0.4)
+
+
+def _terminal_table(text: str) -> list[list[str]]:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if "by cause and phase" in line)
+    out = []
+    for line in lines[start + 1 :]:
+        if not line.strip() or line.strip().startswith("restart waste"):
+            break
+        out.append(re.split(r"\s{2,}", line.strip()))
+    return out
+
+
+def test_terminal_table_fits_and_adds_up_within_rounding() -> None:
+    text = summary_text(inductor_session(user_cause="x" * 200))
+    rows = _terminal_table(text)
+    assert rows[0][:2] == ["cause", "tracing"] and rows[0][-2:] == ["total", "%"]
+    body = [r for r in rows[1:] if not r[0].startswith("Linear.weight")]  # the detail row is not a cause
+    total = _secs(body[-1][-2])
+    assert body[-1][0] == "all causes" and total == pytest.approx(20.15)
+    causes = [r for r in body[:-1]]
+    # rows add up to the total within the rounding of fmt.seconds (3 significant digits)
+    assert sum(_secs(r[-2]) for r in causes) == pytest.approx(total, rel=0.01)
+    assert any(r[0].startswith(OTHER_CAUSES) for r in causes)
+    for line in text.splitlines():
+        if "hottest" not in line and "also:" not in line and "try:" not in line:
+            assert len(line) <= 100, line
+    assert "restart waste: 400 ms" in text
+
+
+def test_markdown_and_html_tables_escape_hostile_causes() -> None:
+    s = inductor_session(user_cause=HOSTILE, param_cause=HOSTILE + " via P")
+    text = summary_markdown(s)
+    assert len(text) < MAX_CHARS
+    assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt; \\| \\*evil\\* \\`x\\` \\@here" in text
+    assert text.index("**Verdict:**") < text.index("by cause and phase")
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| cause |"))
+    table = lines[start : lines.index("", start)]
+    header = table[0]
+    assert "Dynamo tracing" in header and "C++/Triton kernel compile" in header and "restart waste" in header
+    pipes = len(re.findall(r"(?<!\\)\|", header))
+    assert len(table) >= 9 and all(len(re.findall(r"(?<!\\)\|", line)) == pipes for line in table)
+    page = report_html(RenderContext(s, use_dot=False))
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt; | *evil*" in page
+    assert page.index("dp-verdict") < page.index('id="causes"') < page.index('id="attribution"')
+    assert '<a href="#causes">' in page
+
+
+def test_sessions_without_axes_show_no_table() -> None:
+    for s in (seed_session(with_samples=False), seed_session()):
+        if s.samples is not None:
+            s.axes = None  # as loaded from a schema 1 session or a TORCH_TRACE import
+        assert "by cause and phase" not in summary_text(s)
+        assert "by cause and phase" not in summary_markdown(s)
+        assert 'id="causes"' not in report_html(RenderContext(s, use_dot=False))
+        assert session_cause_table(s) is None
+
+
+def test_seed_session_table_is_dynamo_only() -> None:
+    t = session_cause_table(seed_session())
+    assert t is not None
+    assert {c.key for c in t.columns} <= {"tracing", "fake", "guards", "other"}
+    assert fmt.seconds(t.totals.total) == "1.20 s"
