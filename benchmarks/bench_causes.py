@@ -136,6 +136,8 @@ REMEDIES: list[tuple[str, list[str], list[str]]] = [
     ("fold parametrizations before compiling (seed, inductor)",
      [str(SEED), "--parametrize", "--backend", "inductor", "--device", "cpu"],
      [str(SEED), "--parametrize", "--fold", "--backend", "inductor", "--device", "cpu"]),
+    ("register parametrizations outside forward: peft merge_and_unload() (Mixtral, target_parameters)",
+     [str(CAUSES / "peft_merge.py")], [str(CAUSES / "peft_merge.py"), "--merge"]),
     ("no unwrap_tensor_subclass for torch.compile (torchao, aot_eager)",
      [str(CAUSES / "torchao_unwrap.py"), "--unwrap"], [str(CAUSES / "torchao_unwrap.py"), "--no-unwrap"]),
     ("mark_dynamic / dynamic=True for a changing size (6 sizes)",

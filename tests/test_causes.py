@@ -201,3 +201,16 @@ def test_backend_work_without_a_node_is_whole_graph_even_inside_dynamo_s_loop() 
              ["_recursive_joint_graph_passes"], traced=[fwd])
     ax = _axes_session(t, [st]).axes
     assert ax is not None and ax.causes == {CAUSE_WHOLE_GRAPH: 1.0}
+
+
+def test_registering_a_parametrization_while_dynamo_traces_is_a_parametrization_cause() -> None:
+    t = FunctionTable()
+    fwd = t("ParamWrapper.forward", "/venv/site-packages/peft/tuners/lora/layer.py", 2698, "traced")
+    reg = t("register_parametrization", SP + "torch/nn/utils/parametrize.py", 600, "traced")
+    st = _st(t, [("run", DYN + "symbolic_convert.py")], ["bytecode_tracing"], traced=[fwd, reg])
+    ax = _axes_session(t, [st]).axes
+    assert ax is not None and ax.causes == {CAUSE_PARAMETRIZATION: 1.0}
+    assert ax.parametrizations == {"register_parametrization inside the compiled code": 1.0}
+    # library code is user code: a traced function in site-packages (not torch) names the cause
+    ax = _axes_session(t, [_st(t, [("run", DYN + "symbolic_convert.py")], traced=[fwd])]).axes
+    assert ax is not None and ax.causes == {"ParamWrapper.forward (layer.py:2698)": 1.0}

@@ -96,3 +96,18 @@ def test_the_remedy_follows_the_verdict_in_the_summaries() -> None:
     text = summary_text(seed_session(), 25)
     verdict = text.index("  hottest: parametrization")
     assert text[verdict:].splitlines()[1] == f"    try: {REMEDY_FOLD}"
+
+
+def test_compiles_failing_inside_parametrize_say_a_parametrization_is_registered_inside_forward() -> None:
+    from dynaprof.analysis.findings import REMEDY_REGISTER_OUTSIDE
+
+    bad = frame("0/0", status="failed", fail_type="Unsupported", fail_reason="Unsupported function call",
+                fail_filename="/venv/lib/python3.11/site-packages/torch/nn/utils/parametrize.py", fail_lineno=92)
+    (top, *_rest) = findings(make_session([bad]))
+    assert top.key == "failures" and "at torch/nn/utils/parametrize.py:92" in top.text
+    assert "a parametrization registered or removed inside the compiled code" in top.text
+    assert top.remedy == REMEDY_REGISTER_OUTSIDE
+    other = frame("0/0", status="failed", fail_type="Unsupported", fail_reason="x", fail_filename="/work/m.py",
+                  fail_lineno=3)
+    (top, *_rest) = findings(make_session([other]))
+    assert "at m.py:3" in top.text and top.remedy is None

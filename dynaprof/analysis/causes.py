@@ -161,7 +161,7 @@ def stack_phase(st: Stack, t: Tables) -> str:
 
 def _user_file(f: FunctionRef) -> bool:
     path = f.filename.replace("\\", "/")
-    return not ("/torch/" in path or path.startswith("<") or "/site-packages/" in path)
+    return not ("/torch/" in path or path.startswith("<"))
 
 
 def _basename(path: str) -> str:
@@ -181,10 +181,11 @@ def traced_cause(traced: Sequence[FunctionRef]) -> tuple[str, str] | None:
             via = next((g.name for g in traced[k + 1 :] if _parametrization_class(g)), None)
             cls = via.rsplit(".", 1)[0] if via and "." in via else None
             return CAUSE_PARAMETRIZATION, f"{f.name} via {cls}" if cls else f.name
-        if f.kind == "traced" and PARAMETRIZE_FILE in f.filename.replace("\\", "/") and f.name.endswith(
-            "get_parametrized"
-        ):
-            return CAUSE_PARAMETRIZATION, "parametrization"
+        if f.kind == "traced" and PARAMETRIZE_FILE in f.filename.replace("\\", "/"):
+            if f.name.endswith("get_parametrized"):
+                return CAUSE_PARAMETRIZATION, "parametrization"
+            # registering or removing one while Dynamo traces: the peft target_parameters pattern
+            return CAUSE_PARAMETRIZATION, f"{f.name} inside the compiled code"
     for f in reversed(traced):
         if f.kind == "traced" and _user_file(f):
             label = f"{f.name} ({_basename(f.filename)}:{f.lineno})"

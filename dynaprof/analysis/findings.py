@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from dynaprof import fmt
-from dynaprof.analysis.causes import phase_seconds
+from dynaprof.analysis.causes import PARAMETRIZE_FILE, phase_seconds
 from dynaprof.model.session import (
     CATEGORY_LABELS,
     CAUSE_PARAMETRIZATION,
@@ -40,6 +40,9 @@ REMEDY_FOLD = (
 )
 REMEDY_UNWRAP = (
     "torchao's unwrap_tensor_subclass is meant for torch.export: compile the quantized model as it is"
+)
+REMEDY_REGISTER_OUTSIDE = (
+    "register parametrizations once, outside the compiled forward (peft: merge_and_unload() for inference)"
 )
 REMEDY_DYNAMIC = (
     "the size changes between calls: torch._dynamo.mark_dynamic(tensor, dim) or torch.compile(..., dynamic=True)"
@@ -229,12 +232,20 @@ def _failures(session: Session, total: float) -> Finding | None:
     first = failed[0]
     why = fmt.one_line(f"{first.fail_type or 'error'}: {first.fail_reason or ''}", 140)
     secs = sum(f.compile_time_s or 0.0 for f in failed)
+    where = f" at {fmt.location(first.fail_filename, first.fail_lineno)}" if first.fail_filename else ""
+    in_parametrize = [f for f in failed if f.fail_filename and PARAMETRIZE_FILE in f.fail_filename.replace("\\", "/")]
+    remedy = None
+    if in_parametrize:
+        why = (f"{len(in_parametrize)} of them inside torch.nn.utils.parametrize: a parametrization registered or "
+               f"removed inside the compiled code (peft's target_parameters does this on every call); first: {why}")
+        remedy = REMEDY_REGISTER_OUTSIDE
     # a failed compile outranks any slow one: that code silently runs eagerly
     return Finding(
         "failures",
         total + secs,
         f"{len(failed)} compile{'s' * (len(failed) != 1)} failed "
-        f"({fmt.seconds(secs)} spent); first: {first.trace_id} {first.name}: {why}",
+        f"({fmt.seconds(secs)} spent); first: {first.trace_id} {first.name}{where}: {why}",
+        remedy,
     )
 
 
