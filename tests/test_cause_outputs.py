@@ -9,7 +9,10 @@ import pytest
 
 from dynaprof import fmt
 from dynaprof.analysis.cause_table import MIN_SHARE, OTHER_CAUSES, session_cause_table
+from dynaprof.analysis.compare import Change, compare_sessions
+from dynaprof.cli.compare import explain_lines
 from dynaprof.render.base import RenderContext
+from dynaprof.render.compare_report import render_compare
 from dynaprof.render.html import report_html
 from dynaprof.render.markdown import MAX_CHARS, summary_markdown
 from dynaprof.render.terminal import summary_text
@@ -104,3 +107,45 @@ def test_seed_session_table_is_dynamo_only() -> None:
     assert t is not None
     assert {c.key for c in t.columns} <= {"tracing", "fake", "guards", "other"}
     assert fmt.seconds(t.totals.total) == "1.20 s"
+
+
+# ---------------------------------------------------------------------------------------------
+# compare: by cause first, then by phase
+
+
+def test_compare_names_the_cause_first_with_its_phases() -> None:
+    base, new = seed_session(parametrized=False), inductor_session()
+    cmp = compare_sessions(base, new)
+    assert cmp.causes is not None and cmp.cause_note == ""
+    assert cmp.causes["parametrization"] == Change(0.0, 14.5)
+    assert cmp.cause_phases["parametrization"]["kernel_compile"] == Change(0.0, 8.0)
+    head = cmp.headline
+    cause = head.index("+14.5 s parametrization (73% of the growth): +8.00 s C++/Triton kernel compile, "
+                       "+3.00 s Inductor codegen, +2.00 s Inductor lowering")
+    assert cause < head.index("by phase: +10.0 s C++/Triton compile")
+    lines = explain_lines(cmp)
+    assert lines[0].startswith("by cause: +14.5 s parametrization") and lines[-1].startswith("by phase: ")
+    files = render_compare(cmp, base, new, names=("a", "b"))
+    for name in ("compare.md", "compare.html"):
+        text = str(files[name])
+        assert text.index("By cause") < text.index("Attribution (sampled seconds)")
+        assert "+8.00 s C++/Triton kernel compile" in text
+
+
+def test_compare_without_axes_says_the_cause_view_is_unavailable() -> None:
+    base, new = seed_session(parametrized=False), inductor_session()
+    base.axes = None
+    cmp = compare_sessions(base, new)
+    assert cmp.causes is None and "cause view is unavailable: BASE has no" in cmp.cause_note
+    assert "by phase" not in cmp.headline and "+10.0 s C++/Triton compile" in cmp.headline
+    assert explain_lines(cmp)[0].startswith("the cause view is unavailable")
+    files = render_compare(cmp, base, new, names=("a", "b"))
+    assert "cause view is unavailable" in str(files["compare.md"]) and "By cause" not in str(files["compare.md"])
+
+
+def test_compare_escapes_hostile_causes() -> None:
+    base, new = seed_session(parametrized=False), inductor_session(user_cause=HOSTILE)
+    files = render_compare(compare_sessions(base, new), base, new, names=("a", "b"))
+    md_text, page = str(files["compare.md"]), str(files["compare.html"])
+    assert "<img" not in md_text and "&lt;img src=x onerror=alert(1)&gt; \\| \\*evil\\*" in md_text
+    assert "<img src" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page

@@ -14,7 +14,9 @@ from tests.factories import DYN, SP, FunctionTable, frame, make_session, seed_se
 from tests.test_html import assert_self_contained
 from tests.test_markdown import assert_tables_well_formed
 
-SEED_HEADLINE = ("compile time 0.30 s -> 1.20 s (+0.90 s, 4.0x); +0.84 s parametrization property tracing "
+# the change by cause first (with its phases), then by phase (the attribution categories)
+SEED_HEADLINE = ("compile time 0.30 s -> 1.20 s (+0.90 s, 4.0x); +0.84 s parametrization (93% of the growth): "
+                 "+0.84 s Dynamo tracing; by phase: +0.84 s parametrization property tracing "
                  "(93% of the growth); guards 417 -> 2,639 (6.3x)")
 
 
@@ -70,7 +72,8 @@ def test_exact_deltas() -> None:
     assert first.metrics["restarts"].delta == 1.0
     assert first.metrics["parametrization_s"] == Change(0.0, 0.25)
     assert cmp.pairs[1].metrics["graph_breaks"] == Change(1.0, 0.0)
-    assert cmp.headline == ("compile time 1.75 s -> 2.75 s (+1.00 s, 1.6x); +0.90 s other user-code tracing "
+    assert cmp.headline == ("compile time 1.75 s -> 2.75 s (+1.00 s, 1.6x); +1.20 s whole graph (120% of the growth): "
+                            "+0.90 s Dynamo tracing, +0.30 s guard building; by phase: +0.90 s other user-code tracing "
                             "(90% of the growth); guards 170 -> 465 (2.7x); restarts 0 -> 1 (+1); graph breaks 1 -> 0 "
                             "(-1); 1 frame only in BASE, 1 only in NEW")
 

@@ -12,7 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dynaprof import fmt
-from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, CompiledFrame, Session
+from dynaprof.model.session import (
+    CATEGORIES,
+    CATEGORY_LABELS,
+    CAUSE_PARAMETRIZATION,
+    PHASE_LABELS,
+    PHASES,
+    Axes,
+    CompiledFrame,
+    Session,
+)
 
 #: per-frame and run-level metrics; ``*_s`` are seconds (shares of compile when normalizing)
 METRICS: dict[str, str] = {
@@ -70,6 +79,12 @@ class Comparison:
     only_base: list[CompiledFrame] = field(default_factory=list)
     only_new: list[CompiledFrame] = field(default_factory=list)
     headline: str = ""
+    #: cause -> seconds (shares when normalizing), from ``axes.causes``; None when a side has no axes
+    causes: dict[str, Change] | None = None
+    #: cause -> phase -> seconds (shares), from ``axes.matrix``
+    cause_phases: dict[str, dict[str, Change]] = field(default_factory=dict)
+    #: why the cause view is missing (empty when it is there)
+    cause_note: str = ""
 
 
 def frame_key(f: CompiledFrame) -> FrameKey:
@@ -127,6 +142,27 @@ def _categories(base: dict[str, float], new: dict[str, float], bs: float, ns: fl
             for k in keys}
 
 
+def _cause_view(base: Axes | None, new: Axes | None, bs: float, ns: float) -> tuple[
+        dict[str, Change] | None, dict[str, dict[str, Change]], str]:
+    """Per-cause and per-cause-per-phase changes, or None with the reason when a side lacks axes."""
+    if base is None or new is None:
+        which = "BASE and NEW have" if base is None and new is None else "BASE has" if base is None else "NEW has"
+        return None, {}, (f"the cause view is unavailable: {which} no cause x phase data (no samples, a session "
+                          "from an older dynaprof, or a TORCH_TRACE import)")
+    keys = sorted(set(base.causes) | set(new.causes), key=lambda k: (-max(base.causes.get(k, 0.0) * bs,
+                                                                             new.causes.get(k, 0.0) * ns), k))
+    causes = {k: Change(base.causes.get(k, 0.0) * bs, new.causes.get(k, 0.0) * ns) for k in keys}
+    phases: dict[str, dict[str, Change]] = {}
+    for k in keys:
+        row = {}
+        for p in [p for p in PHASES if p in base.matrix or p in new.matrix]:
+            b, n = base.matrix.get(p, {}).get(k, 0.0) * bs, new.matrix.get(p, {}).get(k, 0.0) * ns
+            if b or n:
+                row[p] = Change(b, n)
+        phases[k] = row
+    return causes, phases, ""
+
+
 def match_frames(base: list[CompiledFrame], new: list[CompiledFrame]) -> tuple[
         list[tuple[FrameKey, int, CompiledFrame, CompiledFrame]], list[CompiledFrame], list[CompiledFrame]]:
     """Pairs (key, occurrence, base, new) in NEW's order, then BASE-only and NEW-only frames."""
@@ -165,6 +201,7 @@ def compare_sessions(base: Session, new: Session, normalize: bool = False) -> Co
                                _categories(bf.attribution, nf.attribution, bs, ns, (bool(bf.attribution),
                                                                                     bool(nf.attribution)))))
     cmp = Comparison(normalize, totals, cats, pairs, only_base, only_new)
+    cmp.causes, cmp.cause_phases, cmp.cause_note = _cause_view(base.axes, new.axes, bs, ns)
     cmp.headline = headline(cmp, base.total_compile_s, new.total_compile_s)
     return cmp
 
@@ -242,14 +279,53 @@ def driver(cmp: Comparison, total_delta: float) -> tuple[str, Change] | None:
     return max(same, key=lambda kc: abs(kc[1].delta or 0.0))
 
 
+def cause_driver(cmp: Comparison, total_delta: float) -> tuple[str, Change] | None:
+    """The cause that moved most in the direction of the total (or most at all)."""
+    moved = [(k, c) for k, c in (cmp.causes or {}).items() if c.delta is not None and abs(c.delta) > 1e-12]
+    if not moved:
+        return None
+    same = [kc for kc in moved if (kc[1].delta or 0.0) * total_delta > 0] if not cmp.normalize else []
+    return max(same or moved, key=lambda kc: abs(kc[1].delta or 0.0))
+
+
+def cause_phase_text(cmp: Comparison, cause: str, limit: int = 3) -> str:
+    """``+31.8 s C++/Triton kernel compile, +4.00 s Inductor codegen``: the phases that moved most
+    for one cause, in the direction of its own change."""
+    c = (cmp.causes or {}).get(cause)
+    moved = [(p, ch) for p, ch in cmp.cause_phases.get(cause, {}).items() if abs(ch.delta or 0.0) > 1e-12]
+    if c is not None and c.delta:
+        moved = [(p, ch) for p, ch in moved if (ch.delta or 0.0) * (c.delta or 0.0) > 0] or moved
+    moved.sort(key=lambda pc: (-abs(pc[1].delta or 0.0), pc[0]))
+    unit = share if cmp.normalize else seconds
+    return ", ".join(f"{unit(ch.delta, True)} {PHASE_LABELS.get(p, p)}" for p, ch in moved[:limit])
+
+
+def cause_text(cmp: Comparison, cause: str, total_delta: float) -> str:
+    """``+43 s parametrization (90% of the growth): +31.8 s kernel compile, ...``."""
+    c = (cmp.causes or {})[cause]
+    label = "parametrization" if cause == CAUSE_PARAMETRIZATION else cause
+    if cmp.normalize:
+        text = f"{label} {share(c.base)} -> {share(c.new)} of compile ({share(c.delta, True)})"
+    else:
+        text = f"{seconds(c.delta, True)} {label}"
+        if abs(total_delta) > 1e-12 and (c.delta or 0.0) * total_delta > 0:
+            what = "growth" if total_delta > 0 else "reduction"
+            text += f" ({100 * (c.delta or 0.0) / total_delta:.0f}% of the {what})"
+    how = cause_phase_text(cmp, cause)
+    return f"{text}: {how}" if how else text
+
+
 def headline(cmp: Comparison, base_total: float, new_total: float) -> str:
     compile_change = Change(base_total, new_total)
     parts = [f"compile time {change_text('compile_s', compile_change, False)}"]
     total_delta = compile_change.delta or 0.0
+    by_cause = cause_driver(cmp, total_delta)
+    if by_cause is not None:
+        parts.append(cause_text(cmp, by_cause[0], total_delta))
     top = driver(cmp, total_delta)
     if top is not None:
         cat, c = top
-        label = CATEGORY_LABELS.get(cat, cat)
+        label = ("by phase: " if by_cause is not None else "") + CATEGORY_LABELS.get(cat, cat)
         if cmp.normalize:
             parts.append(f"{label} {share(c.base)} -> {share(c.new)} of compile ({share(c.delta, True)})")
         elif abs(total_delta) > 1e-12 and (c.delta or 0.0) * total_delta > 0:
@@ -259,9 +335,9 @@ def headline(cmp: Comparison, base_total: float, new_total: float) -> str:
             why = ""
             if pct > 100.5 and rest * total_delta < 0:  # other categories moved the other way
                 why = f": other categories {'shrank' if total_delta > 0 else 'grew'} by {seconds(abs(rest))}"
-            parts.append(f"{seconds(c.delta, True)} {label} ({pct:.0f}% of the {what}{why})")
+            parts.append(f"{_lead(label, seconds(c.delta, True))} ({pct:.0f}% of the {what}{why})")
         else:
-            parts.append(f"{seconds(c.delta, True)} {label}")
+            parts.append(_lead(label, seconds(c.delta, True)))
     for metric in ("guards", "restarts", "graph_breaks", "frames"):
         c = cmp.totals[metric]
         if c.changed:
@@ -270,6 +346,18 @@ def headline(cmp: Comparison, base_total: float, new_total: float) -> str:
         nb = len(cmp.only_base)
         parts.append(f"{nb:,} frame{'s' * (nb != 1)} only in BASE, {len(cmp.only_new):,} only in NEW")
     return "; ".join(parts)
+
+
+def _lead(label: str, amount: str) -> str:
+    """``+0.84 s guard building``, or ``by phase: +0.84 s guard building`` after the cause."""
+    prefix = "by phase: "
+    return f"{prefix}{amount} {label[len(prefix):]}" if label.startswith(prefix) else f"{amount} {label}"
+
+
+def cause_changes(cmp: Comparison) -> list[tuple[str, Change]]:
+    """Causes that changed, largest absolute change first (empty without the cause view)."""
+    moved = [(k, c) for k, c in (cmp.causes or {}).items() if c.changed]
+    return sorted(moved, key=lambda kc: (-abs(kc[1].delta or 0.0), kc[0]))
 
 
 def biggest_changes(cmp: Comparison) -> list[FramePair]:

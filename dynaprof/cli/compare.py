@@ -11,9 +11,11 @@ import argparse
 import re
 from pathlib import Path
 
-from dynaprof.analysis.compare import compare_sessions
+from dynaprof import fmt
+from dynaprof.analysis.compare import Comparison, cause_changes, cause_text, compare_sessions, value
 from dynaprof.cli import ranks_support
 from dynaprof.cli.common import display_path, info, prepare_out_dir, write_files
+from dynaprof.model.session import CATEGORY_LABELS
 from dynaprof.model.store import SESSION_FILE, load_session
 from dynaprof.render.compare_report import render_compare
 
@@ -38,6 +40,23 @@ def default_out_dir(base: str, new: str) -> Path:
         path = root.with_name(f"{root.name}-{n}")
         n += 1
     return path
+
+
+def explain_lines(cmp: Comparison, limit: int = 3) -> list[str]:
+    """The change explained by cause first (the causes that moved most, with their phases), then
+    by phase (the attribution categories); or why the cause view is missing."""
+    total = cmp.totals["compile_s"].delta or 0.0
+    out = []
+    if cmp.causes is None:
+        out.append(cmp.cause_note)
+    else:
+        out += [f"by cause: {cause_text(cmp, k, total)}" for k, _ in cause_changes(cmp)[:limit]]
+    moved = sorted(((k, c) for k, c in cmp.categories.items() if c.changed and c.delta is not None),
+                   key=lambda kc: (-abs(kc[1].delta or 0.0), kc[0]))[:limit]
+    if moved:
+        out.append("by phase: " + ", ".join(
+            f"{value('cat_s', c.delta, cmp.normalize, True)} {CATEGORY_LABELS.get(k, k)}" for k, c in moved))
+    return [fmt.terminal_safe(line) for line in out if line]
 
 
 class CompareCommand:
@@ -77,6 +96,8 @@ class CompareCommand:
         written = write_files(out_dir, render_compare(cmp, base, new, names=names))
         info(f"dynaprof compare: {names[0]} -> {names[1]}{' (normalized)' if args.normalize else ''}")
         info(f"  {cmp.headline}")
+        for line in explain_lines(cmp):
+            info(f"  {line}")
         if cmp.only_base or cmp.only_new:
             info(f"  unmatched frames: {len(cmp.only_base):,} only in BASE, {len(cmp.only_new):,} only in NEW")
         info(f"wrote {display_path(out_dir)}/: " + ", ".join(p.name for p in written))

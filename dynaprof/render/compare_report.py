@@ -17,12 +17,14 @@ from dynaprof.analysis.compare import (
     Change,
     Comparison,
     biggest_changes,
+    cause_changes,
+    cause_phase_text,
     change_text,
     delta_text,
     value,
 )
 from dynaprof.analysis.stacks import View
-from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session
+from dynaprof.model.session import CATEGORY_LABELS, CAUSE_PARAMETRIZATION, CompiledFrame, Session
 from dynaprof.render import html as h
 from dynaprof.render import markdown as md
 from dynaprof.render.base import Files, RenderOptions
@@ -58,6 +60,12 @@ def category_rows(cmp: Comparison) -> list[Row]:
     rows = [_row(CATEGORY_LABELS.get(k, k), "cat_s", c, cmp.normalize) for k, c in cmp.categories.items()
             if (c.base or 0) > 0 or (c.new or 0) > 0]
     return sorted(rows, key=lambda r: -abs(r.key or 0.0))
+
+
+def cause_rows(cmp: Comparison, limit: int = 25) -> list[tuple[Row, str]]:
+    """(row, the phases that moved for it) per changed cause, largest change first."""
+    return [(_row("parametrization" if k == CAUSE_PARAMETRIZATION else k, "cause_s", c, cmp.normalize),
+             cause_phase_text(cmp, k)) for k, c in cause_changes(cmp)[:limit]]
 
 
 def _where(f: CompiledFrame) -> str:
@@ -110,6 +118,10 @@ def caveats(base: Session, new: Session, normalize: bool) -> list[str]:
         out.append(f"sampling rates differ ({rb:,.0f} Hz vs {rn:,.0f} Hz); --normalize compares shares instead")
     if (base.samples is None) != (new.samples is None):
         out.append("only one of the runs was sampled; attribution deltas are unknown")
+    if (base.axes is None) != (new.axes is None):  # both without: nothing sampled, said elsewhere
+        which = "BASE" if base.axes is None else "NEW"
+        out.append(f"the cause view is unavailable: {which} has no cause x phase data (no samples, an older "
+                   "session or a TORCH_TRACE import); the change is explained by phase only")
     return out
 
 
@@ -149,6 +161,12 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
     hdr = ["", "BASE", "NEW", "change"]
     out += ["", "#### Totals", "", md.md_table(["metric", *hdr[1:]], [[e(r.label), e(r.base), e(r.new), e(r.change)]
                                                                       for r in total_rows(cmp)], align="lrrr")]
+    crows = cause_rows(cmp, max_rows)
+    if crows:
+        title = "By cause (share of compile time)" if cmp.normalize else "By cause (sampled seconds)"
+        out += ["", md.details(title, md.md_table(["cause", *hdr[1:], "phases that moved"],
+                                                  [[e(r.label), r.base, r.new, e(r.change), e(how, 300)]
+                                                   for r, how in crows], align="lrrrl"), True)]
     cats = category_rows(cmp)
     if cats:
         title = "Attribution (share of compile time)" if cmp.normalize else "Attribution (sampled seconds)"
@@ -201,6 +219,13 @@ def compare_html(cmp: Comparison, base: Session, new: Session, names: tuple[str,
     summary = h.section("summary", "Summary", f'<div class="dp-verdict"><b>Change</b>{_arrows(cmp.headline)}</div>'
                                               f'<div class="dp-kpis">{kpis}</div>{notes}')
     parts = [summary, h.section("totals", "Totals", _row_table("metric", total_rows(cmp)))]
+    crows = cause_rows(cmp, max_rows)
+    if crows:
+        title = "By cause (share of compile time)" if cmp.normalize else "By cause (sampled seconds)"
+        cols = [h.Col("cause", code=True), h.Col("BASE", True), h.Col("NEW", True), h.Col("change", True),
+                h.Col("phases that moved")]
+        parts.append(h.section("causes", title, h.table(cols, [[r.label, r.base, r.new, _change_cell(r), how]
+                                                               for r, how in crows])))
     cats = category_rows(cmp)
     if cats:
         title = "Attribution (share of compile time)" if cmp.normalize else "Attribution (sampled seconds)"
@@ -232,7 +257,8 @@ def compare_html(cmp: Comparison, base: Session, new: Session, names: tuple[str,
     parts.append(h.section("environment", "Environment", h.table([h.Col("setting"), h.Col("BASE"), h.Col("NEW")], env,
                                                                  sortable=False)))
     body = "\n".join(parts)
-    nav = [(a, label) for a, label in (("summary", "Summary"), ("totals", "Totals"), ("attribution", "Attribution"),
+    nav = [(a, label) for a, label in (("summary", "Summary"), ("totals", "Totals"), ("causes", "Causes"),
+                                       ("attribution", "Attribution"),
                                        ("flamegraphs", "Flamegraphs"), ("frames", "Frames"), ("only-base", "Only BASE"),
                                        ("only-new", "Only NEW"), ("environment", "Environment")) if f'id="{a}"' in body]
     header = ('<header class="dp-top"><div class="dp-brand">dynaprof · compile-time comparison</div>'
