@@ -319,7 +319,9 @@ class InProcess:
         self._attach(cap)
 
     def _gate(self, rec: Recorder) -> None:
-        """Outside a block, Dynamo's compile entry calls torch's own function, not the hook."""
+        """Outside a block, Dynamo's compile entry calls torch's own function, not the hook, and
+        no backward / compiled-autograd window opens from a phase event."""
+        rec.gate = lambda: self.active is not None
         if "compile_windows" not in rec.hooks:
             return
         try:

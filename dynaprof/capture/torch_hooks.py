@@ -6,7 +6,13 @@ would have given are recorded as unknown):
 * ``convert_frame._compile``: wrapped to mark each frame compile (id, code, thread, wall time,
   call site, outcome) and to start/stop the sampler.
 * ``utils.record_chromium_event_internal`` (2.5+): Dynamo's phase spans, cheaply (no payloads).
-* ``utils.log_compilation_event``: the CompilationMetrics of each compile.
+* ``utils.log_compilation_event``: the CompilationMetrics of each compile; a backward's
+  (``is_forward=False``) go to that backward compile, not to its forward frame.
+* the same chromium hook opens a compile window for work that is not a Dynamo frame compile:
+  AOT autograd's lazy backward compile (``entire_backward_compile``, at the first ``.backward()``,
+  under its forward's compile id) and compiled autograd's capture of the autograd graph
+  (``compiled_autograd``, compile id ``!N``). So they are timed, sampled and attributed like
+  forward compiles (the cause hooks below record only inside a window).
 * ``torch._dynamo.reset``: counts reset generations (compile ids restart at 0/0 after it).
 * ``UserDefinedObjectVariable.resolve_data_descriptor``: exact time and count per traced
   ``@property`` (parametrizations inject one per parameter).
@@ -51,6 +57,8 @@ from dynaprof.capture.stacks import FunctionKey, FunctionTable, Markers, TracedS
 
 PARAMETRIZE_MODULE = "torch.nn.utils.parametrize"
 _METRIC_DROP = re.compile(r"(_config|stack_trace|^graph_node_shapes$|_keys$|^inductor_provenance$)")
+#: chromium spans that are compiles of their own (not Dynamo frames): span name -> frame kind
+AUX_WINDOWS = {"entire_backward_compile": "backward", "compiled_autograd": "compiled_autograd"}
 _GUARD_SOURCE = re.compile(r"#\s*(?:[^#]*?#\s*)?([^\s#][^#]*?):(\d+) in ([\w<>.]+)\s*$")
 
 
@@ -89,6 +97,11 @@ class Window:
     root_runs: int = 0
     #: Inductor kernel name -> cause id of its origin nodes (names repeat across graphs)
     kernels: dict[str, int] = field(default_factory=dict)
+    #: forward (a Dynamo frame compile), backward (AOT autograd's lazy backward compile) or
+    #: compiled_autograd (compiled autograd's capture of the autograd graph)
+    kind: str = "forward"
+    #: opened from a phase event (``AUX_WINDOWS``), not by Dynamo's frame compile: no guards, no inlines
+    aux: bool = False
 
 
 def property_key(vt: Any, name: str, type_attr: Any) -> tuple[FunctionKey, PropStat] | None:
@@ -124,6 +137,43 @@ def call_site(limit: int = 12) -> list[list[Any]]:
             out.append([f.f_code.co_name, f.f_code.co_filename, f.f_lineno])
         f = f.f_back  # type: ignore[assignment]
     return list(reversed(out[:limit]))
+
+
+def _is_module_class(cls: type) -> bool:
+    return any(k.__name__ == "Module" and k.__module__ == "torch.nn.modules.module" for k in cls.__mro__)
+
+
+def wrapped_callable(code: Any, closure: Any) -> list[Any] | None:
+    """The user callable behind torch's wrapper frame, as ``[label, file, line]``.
+
+    ``torch.compile(module)`` compiles ``external_utils.wrap_inline``'s ``inner``, whose closure
+    cell ``fn`` holds the module: its class and its ``forward`` are what the user wrote. Reads
+    only the closure torch passes to ``_compile`` and class dictionaries (no descriptor, no user
+    code runs); keeps no reference."""
+    filename = str(getattr(code, "co_filename", "")).replace("\\", "/")
+    freevars = getattr(code, "co_freevars", ())
+    if "/torch/" not in filename or "fn" not in freevars or not isinstance(closure, tuple):
+        return None
+    try:
+        obj = closure[freevars.index("fn")].cell_contents
+    except (IndexError, ValueError, AttributeError):
+        return None
+    cls = type(obj)
+    label: str | None = None
+    target: Any = None
+    if cls is types.FunctionType:
+        label, target = str(obj.__qualname__), obj
+    elif cls is types.MethodType:
+        target = obj.__func__
+        label = str(getattr(target, "__qualname__", "?"))
+    elif _is_module_class(cls):
+        label = cls.__name__
+        target = next((k.__dict__["forward"] for k in cls.__mro__ if "forward" in k.__dict__), None)
+    obj = None
+    fcode = getattr(target, "__code__", None) if type(target) is types.FunctionType else None
+    if label is None or fcode is None:
+        return None
+    return [label, fcode.co_filename, fcode.co_firstlineno]
 
 
 def _attempt_loop_codes(module: Any) -> set[Any]:
@@ -254,6 +304,11 @@ class Recorder:
         self._lazy: list[tuple[str, str, Callable[[], None]]] = []
         self._knows_attempt = False
         self._counters: Any = None
+        #: frame key -> what its compile_start said (name, file, line, wrapped): backward reuses it
+        self._frame_info: dict[str, dict[str, Any]] = {}
+        self._bw_key_by_cid: dict[str, str] = {}  # latest backward key of each compile id
+        #: False outside a profiled block (in-process profiling): no window opens from a span
+        self.gate: Callable[[], bool] = lambda: True
 
     def reset_session(self, emit: Callable[[dict[str, Any]], None], t0_ns: int, table: FunctionTable) -> None:
         """Record into a new journal and function table (in-process profiling: one per block).
@@ -267,6 +322,8 @@ class Recorder:
         self._pending_guards = []
         self._cause_keys = {}
         self._node_causes = {}
+        self._frame_info = {}
+        self._bw_key_by_cid = {}
 
     # -- time & helpers ---------------------------------------------------------------------
     def rel(self, epoch_ns: float) -> float:
@@ -358,7 +415,8 @@ class Recorder:
         def _compile(*args: Any, **kwargs: Any) -> Any:
             code = args[0] if args else kwargs.get("code")
             cid = kwargs.get("compile_id")
-            win = recorder._begin(code, None if cid is None else str(cid))
+            closure = args[4] if len(args) > 4 else kwargs.get("closure")
+            win = recorder._begin(code, None if cid is None else str(cid), closure)
             try:
                 result = orig(*args, **kwargs)
             except BaseException as e:
@@ -374,10 +432,29 @@ class Recorder:
             return {}
         return dict(self._counters.get("graph_break", {}))
 
-    def _begin(self, code: Any, compile_id: str | None) -> Window:
+    def _begin(self, code: Any, compile_id: str | None, closure: Any = None) -> Window:
         tid = threading.get_ident()
         cid = compile_id or "?"
         win = Window(self._key_for(cid), cid, tid, time.time_ns(), graph_breaks_before=self._graph_break_counts())
+        if cid.startswith("!"):
+            win.kind = "compiled_autograd"  # Dynamo compiling the graph compiled autograd captured
+        info: dict[str, Any] = {
+            "name": getattr(code, "co_name", "?"),
+            "file": getattr(code, "co_filename", "?"),
+            "line": getattr(code, "co_firstlineno", 0),
+        }
+        try:
+            wrapped = wrapped_callable(code, closure)
+        except Exception:
+            wrapped = None
+        if wrapped is not None:
+            info["wrapped"] = wrapped
+        self._frame_info[win.key] = info
+        self._open(win, info)
+        return win
+
+    def _open(self, win: Window, info: dict[str, Any], **extra: Any) -> None:
+        tid = win.tid
         win.traced_base = self.traced.depth(tid)
         stack = self.windows.setdefault(tid, [])
         stack.append(win)
@@ -385,20 +462,56 @@ class Recorder:
             {
                 "t": "compile_start",
                 "key": win.key,
-                "cid": cid,
+                "cid": win.compile_id,
                 "gen": self.generation,
                 "tid": tid,
                 "thread_name": threading.current_thread().name,
                 "ts": self.rel(win.start_ns),
-                "name": getattr(code, "co_name", "?"),
-                "file": getattr(code, "co_filename", "?"),
-                "line": getattr(code, "co_firstlineno", 0),
+                **info,
                 "call_site": call_site(),
+                "kind": win.kind,
+                **extra,
             }
         )
         if len(stack) == 1:
             self.on_window_start(tid)
-        return win
+
+    def _begin_aux(self, kind: str, compile_id: str | None, tid: int, args: dict[str, Any]) -> None:
+        """Open a window for a compile that is not a Dynamo frame (``AUX_WINDOWS``)."""
+        if not self.gate():
+            return
+        if compile_id is None:
+            try:
+                current = _private("torch._guards").CompileContext.current_compile_id()
+            except Exception:
+                current = None
+            compile_id = None if current is None else str(current)
+        cid = compile_id or "?"
+        if kind == "backward":
+            fwd = self._key_by_cid.get(cid, cid)
+            key, n = f"{fwd}:bw", 1
+            while key in self._keys_used:
+                n += 1
+                key = f"{fwd}:bw{n}"
+            self._keys_used.add(key)
+            self._bw_key_by_cid[cid] = key
+            base = self._frame_info.get(fwd)
+            info = dict(base) if base is not None else {"name": "backward", "file": "?", "line": 0}
+            extra: dict[str, Any] = {"fwd": fwd}
+        else:
+            key = self._key_for(cid)
+            graph = args.get("graph_id")
+            info = {"name": "compiled autograd" + (f" graph {graph}" if isinstance(graph, int) else ""),
+                    "file": "<compiled autograd>", "line": 0}
+            extra = {}
+        win = Window(key, cid, tid, time.time_ns(), graph_breaks_before=self._graph_break_counts(), kind=kind, aux=True)
+        self._open(win, info, **extra)
+
+    def _end_aux(self, kind: str, tid: int) -> None:
+        for win in reversed(self.windows.get(tid, [])):
+            if win.kind == kind:
+                self._end(win, None, None)
+                return
 
     def _end(self, win: Window, result: Any, exc: BaseException | None) -> None:
         end_ns = time.time_ns()
@@ -442,13 +555,15 @@ class Recorder:
                 "graph_breaks": sum(new_breaks.values()) if self._counters is not None else None,
                 "graph_break_reasons": [{"reason": r, "count": n} for r, n in new_breaks.items()],
                 "graph_break_sites": win.graph_break_sites,
-                "inlines": win.inlines if "inlines" in self.hooks else None,
+                "inlines": win.inlines if "inlines" in self.hooks and not win.aux else None,
                 "props": props,
             }
         )
         stack = self.windows.get(win.tid, [])
-        if stack and stack[-1] is win:
-            stack.pop()
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is win:
+                del stack[i]
+                break
         self.traced.exit(win.tid, win.traced_base)  # in case an exception skipped a hook's exit
         if not stack:
             self.traced.forget(win.tid)
@@ -486,6 +601,9 @@ class Recorder:
             win = self.current(tid)
             if win is not None and name[16:].isdigit():
                 win.attempt = int(name[16:])
+        aux = AUX_WINDOWS.get(name)
+        if aux is not None and ph == "B":
+            self._begin_aux(aux, None if cid is None else str(cid), tid, args)
         rec: dict[str, Any] = {
             "t": "span",
             "name": name,
@@ -499,6 +617,8 @@ class Recorder:
             if small:
                 rec["args"] = dict(list(small.items())[:20])
         self.emit(rec)
+        if aux is not None and ph == "E":
+            self._end_aux(aux, tid)
 
     def _hook_metrics(self) -> None:
         du = _private("torch._dynamo.utils")
@@ -510,15 +630,18 @@ class Recorder:
             try:
                 tid = threading.get_ident()
                 cid = getattr(metrics, "compile_id", None)
-                self.emit(
-                    {
-                        "t": "metrics",
-                        "key": self._key_of(None if cid is None else str(cid), tid),
-                        "tid": tid,
-                        "m": _scalar_metrics(metrics),
-                        "attempt": _current_attempt(),
-                    }
-                )
+                rec: dict[str, Any] = {"t": "metrics", "tid": tid, "m": _scalar_metrics(metrics)}
+                if getattr(metrics, "is_forward", None) is False and cid is not None:
+                    # a lazy backward compile's metrics (logged as its window closes): never its
+                    # forward's; without a window (no phase events) the record says whose it is
+                    rec.update(key=self._bw_key_by_cid.pop(str(cid), None), kind="backward",
+                               fwd=self._key_by_cid.get(str(cid), str(cid)), attempt=None)
+                    start_us = getattr(metrics, "start_time_us", None)
+                    if isinstance(start_us, int):
+                        rec["ts"] = self.rel(start_us * 1000)
+                else:
+                    rec.update(key=self._key_of(None if cid is None else str(cid), tid), attempt=_current_attempt())
+                self.emit(rec)
             except Exception:
                 pass
             return orig(metrics, *a, **k)

@@ -5,12 +5,15 @@ Records (``t`` field) and what they carry:
   torch/hooks    torch version; names of the hooks that were installed
   warn           msg (shown in the session's capture warnings)
   fn             items: [id, name, filename, firstlineno, kind]  (function table, ids as in stacks)
-  compile_start  key, cid, gen, tid, thread_name, ts, name, file, line, call_site
+  compile_start  key, cid, gen, tid, thread_name, ts, name, file, line, call_site, kind (forward |
+                 backward | compiled_autograd), fwd (a backward's forward key), wrapped ([name, file,
+                 line]: the module torch.compile(module) wraps)
   compile_end    key, ts, duration, attempt, exc, exc_type, graph_breaks, graph_break_reasons,
                  graph_break_sites, inlines, props
   span           key, name, ph (B/E/i), ts, tid, args       (Dynamo's dynamo_timed phases; ``i``:
                  instant events, among them the cache markers, see ``dynaprof.model.cache``)
-  metrics        key, tid, m (CompilationMetrics, scalars only)
+  metrics        key, tid, m (CompilationMetrics, scalars only); a backward's: kind "backward",
+                 fwd, ts (key null when no window opened for it: the frame is made from them)
   guards         key + guard tree / guard code sizes
   inline         key, items: [[path ids], calls, self seconds]   (torch's Dynamo profiler)
   stacks         items: [key, attempt, tid, [compiler ids], [traced ids], samples, seconds]
@@ -195,6 +198,9 @@ class _Builder:
             compile_time_s=None,
             status="unfinished",
             call_site=[Location(str(n), str(f), _int(ln)) for n, f, ln in r.get("call_site", [])],
+            kind=_opt_str(r.get("kind")) or "forward",
+            forward_key=_opt_str(r.get("fwd")),
+            wrapped=_location(r.get("wrapped")),
         )
 
     def _on_compile_end(self, r: dict[str, Any]) -> None:
@@ -264,13 +270,37 @@ class _Builder:
             frame.attempts.append(Attempt(idx, begin, span.duration_s))
             frame.restarts = max(frame.restarts, idx)
 
+    def _backward_from_metrics(self, r: dict[str, Any], m: dict[str, Any]) -> CompiledFrame | None:
+        """A backward compile known only from its metrics (no phase events: no window opened)."""
+        fwd = self.frames.get(str(r.get("fwd")))
+        if fwd is None:
+            return None
+        key, n = f"{fwd.key}:bw", 1
+        while key in self.frames:
+            n += 1
+            key = f"{fwd.key}:bw{n}"
+        ts = _opt_num(r.get("ts"))
+        f = self.frames[key] = CompiledFrame(
+            key=key, compile_id=fwd.compile_id, trace_id=fwd.compile_id, generation=fwd.generation,
+            name=fwd.name, filename=fwd.filename, lineno=fwd.lineno, thread=_int(r.get("tid", fwd.thread)),
+            thread_name=fwd.thread_name, start_s=ts if ts is not None else fwd.start_s, compile_time_s=None,
+            kind="backward", forward_key=fwd.key, wrapped=fwd.wrapped,
+        )  # fmt: skip
+        return f
+
     def _on_metrics(self, r: dict[str, Any]) -> None:
-        f = self.frames.get(str(r.get("key")))
-        if f is None:
-            return
         m = r.get("m") or {}
         if not isinstance(m, dict):
             raise ValueError("metrics are not an object")
+        f = self.frames.get(str(r.get("key")))
+        if f is None and r.get("kind") == "backward":
+            f = self._backward_from_metrics(r, m)
+        if f is None:
+            return
+        if f.kind == "backward":
+            took = _opt_num(m.get("duration_us"))
+            if took is not None:
+                f.compile_time_s = round(took / 1e6, 6)
         attempt = _opt_int(r.get("attempt"))
         if attempt is not None:
             f.restarts = max(f.restarts, attempt)
@@ -359,6 +389,12 @@ class _Builder:
             "files": {str(k): v for k, v in files.items() if isinstance(v, str)} if isinstance(files, dict) else {},
             "merged": _opt_str(r.get("merged")),
         }
+
+
+def _location(x: Any) -> Location | None:
+    if isinstance(x, list) and len(x) == 3 and isinstance(x[0], str) and isinstance(x[1], str) and type(x[2]) is int:
+        return Location(x[0], x[1], x[2])
+    return None
 
 
 def _property(p: dict[str, Any]) -> PropertyTrace:

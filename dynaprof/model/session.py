@@ -269,6 +269,41 @@ class CompiledFrame:
     #: None when the log does not say
     collectives: list[str] | None = None
     axes: Axes | None = None  # the cause x phase view; in session.json inside ``attribution``
+    #: ``forward`` (a Dynamo frame compile), ``backward`` (AOT autograd's lazy backward compile, at
+    #: the first ``.backward()``) or ``compiled_autograd`` (``torch._dynamo.compiled_autograd``: its
+    #: capture of the autograd graph, compile id ``!N``, and Dynamo's compiles of that graph)
+    kind: str = "forward"
+    #: a backward compile's forward frame (its ``key``); None otherwise
+    forward_key: str | None = None
+    #: the user callable torch's wrapper frame compiles (``torch.compile(module)`` compiles
+    #: ``external_utils.wrap_inline``'s ``inner``): the module's class and its ``forward``'s file:line
+    wrapped: Location | None = None
+
+
+#: frame kinds, in display order
+FRAME_KINDS: tuple[str, ...] = ("forward", "backward", "compiled_autograd")
+KIND_LABELS: dict[str, str] = {"forward": "forward", "backward": "backward", "compiled_autograd": "compiled autograd"}
+
+
+def display_name(f: CompiledFrame) -> tuple[str, str, int]:
+    """How a frame is shown: (name, filename, lineno). The compiled module's class and its
+    ``forward`` instead of torch's wrapper; `` [backward]`` / `` [compiled autograd]`` after
+    compiles that are not forward ones. ``CompiledFrame.name`` keeps torch's value."""
+    name, filename, lineno = f.name, f.filename, f.lineno
+    if f.wrapped is not None:
+        name, filename, lineno = f.wrapped.name, f.wrapped.filename, f.wrapped.lineno
+    if f.kind != "forward":
+        name = f"{name} [{KIND_LABELS.get(f.kind, f.kind)}]"
+    return name, filename, lineno
+
+
+def compile_by_kind(frames: list[CompiledFrame]) -> dict[str, float]:
+    """Compile seconds per frame kind (outermost compiles only, as ``Session.total_compile_s``);
+    kinds with no frame are left out."""
+    out: dict[str, float] = {}
+    for f in outermost_frames(frames):
+        out[f.kind] = out.get(f.kind, 0.0) + (f.compile_time_s or 0.0)
+    return {k: round(out[k], 6) for k in sorted(out, key=lambda k: (*FRAME_KINDS, k).index(k))}
 
 
 @dataclass
