@@ -9,6 +9,14 @@ Frames are keyed by (generation, compile id). ``torch._dynamo.reset()`` restarts
 metrics) or has already seen that marker starts a new frame; when the old frame is of the newest
 generation, a new generation starts too. Torch emits each marker once per compile, restarts
 included, so only a reset can repeat one.
+
+A lazy backward compile (AOT autograd, at the first ``.backward()``) is logged under its forward's
+compile id: its ``entire_backward_compile`` span, the spans inside it, and its
+``bwd_compilation_metrics`` (``aot_autograd_backward_compilation_metrics`` in older torch) become a
+frame of its own, ``kind == "backward"``, keyed ``<forward key>:bw`` (``:bw2``... when one forward
+has several, e.g. DDP buckets), as the live capture keys it. Compiled autograd's capture of the
+autograd graph (``compiled_autograd`` span, compile id ``!N``) and Dynamo's compiles of that graph
+(``!N/F/C``) are ``kind == "compiled_autograd"``.
 """
 
 from __future__ import annotations
@@ -47,7 +55,8 @@ from dynaprof.model.session import (
 #: record types whose envelope is decoded (the rest are recognised from their first key only)
 DECODE = frozenset({
     "str", "dynamo_start", "chromium_event", "compilation_metrics", "artifact",
-    "dynamo_cpp_guards_str", "dynamo_guards", "dynamo_error",
+    "dynamo_cpp_guards_str", "dynamo_guards", "dynamo_error", "bwd_compilation_metrics",
+    "aot_autograd_backward_compilation_metrics",
 })  # fmt: skip
 #: recognised types that hold nothing a session needs (graph dumps, fake-tensor descriptions, ...)
 KNOWN = frozenset({
@@ -55,7 +64,7 @@ KNOWN = frozenset({
     "aot_joint_graph", "aot_forward_graph", "aot_backward_graph", "aot_inference_graph",
     "inductor_pre_grad_graph", "inductor_post_grad_graph", "inductor_output_code",
     "optimize_ddp_split_graph", "optimize_ddp_split_child", "compiled_autograd_graph",
-    "bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics", "graph_dump", "link",
+    "graph_dump", "link",
     "dump_file", "symbolic_shape_specialization", "guard_added", "guard_added_fast",
     "propagate_real_tensors_provenance", "missing_fake_kernel", "mismatched_fake_kernel", "exported_program",
     "compilation_metrics_runtime", "expression_created", "create_unbacked_symbol",
@@ -71,6 +80,9 @@ _MAPPED = frozenset({
 _CID = re.compile(r"!?\d+(?:/\d+){0,2}")
 _ATTEMPT_SPAN = re.compile(r"compile_attempt_(\d+)")
 _START_SPANS = ("dynamo", "entire_frame_compile")
+BACKWARD_SPAN = "entire_backward_compile"
+CA_SPAN = "compiled_autograd"
+_BWD_METRICS = ("bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics")
 #: compile id of records that carry none (AOTInductor, ``torch._inductor.aot_compile``, export), as tlparse shows it
 NO_ID = "-/-"
 #: spans that make compile-id-less records a compile even without compilation metrics
@@ -119,6 +131,9 @@ class FrameAcc:
     def __init__(self, compile_id: str, generation: int, thread: int | None, glog_s: float | None) -> None:
         self.compile_id = compile_id
         self.key_suffix = ""  # "@2", "@3"... for the second, third... compile-id-less compile
+        self.kind = "compiled_autograd" if compile_id.startswith("!") else "forward"
+        self.bw_suffix = ""  # ":bw", ":bw2"... for a backward compile
+        self.forward: FrameAcc | None = None  # a backward's forward frame
         self.generation = generation
         self.thread = thread
         self.glog_s = glog_s
@@ -236,6 +251,9 @@ class _Builder:
         self.ev: Event | None = None
         self.noid: FrameAcc | None = None  # the compile-id-less compile being collected
         self.noid_frames = 0
+        self.bw_open: dict[str, FrameAcc] = {}  # compile id -> its backward compile in progress
+        self.bw_done: dict[str, FrameAcc] = {}  # compile id -> its backward compile awaiting metrics
+        self.bw_count: dict[FrameAcc, int] = {}  # forward -> backward compiles so far
 
     def frame(self, cid: str, marker: str | None = None) -> FrameAcc:
         f = self.current.get(cid)
@@ -264,6 +282,16 @@ class _Builder:
         if cid is None:
             return None
         return self._with_attempt(self.frame(cid, marker), meta)
+
+    def backward(self, fwd: FrameAcc) -> FrameAcc:
+        """A new backward compile of the forward frame ``fwd``."""
+        thread, glog_s, _, _ = self.ev.glog() if self.ev is not None else (None, None, None, None)
+        bw = FrameAcc(fwd.compile_id, fwd.generation, thread, glog_s)
+        n = self.bw_count[fwd] = self.bw_count.get(fwd, 0) + 1
+        bw.kind, bw.forward, bw.key_suffix = "backward", fwd, fwd.key_suffix
+        bw.bw_suffix = ":bw" + (str(n) if n > 1 else "")
+        self.frames.append(bw)
+        return bw
 
     def _with_attempt(self, f: FrameAcc, meta: dict[str, Any]) -> FrameAcc:
         attempt = as_int(meta.get("attempt"))
@@ -295,7 +323,8 @@ class _Builder:
             "str": self.on_str, "dynamo_start": self.on_start, "chromium_event": self.on_chromium,
             "compilation_metrics": self.on_metrics, "artifact": self.on_artifact,
             "dynamo_cpp_guards_str": self.on_cpp_guards, "dynamo_guards": self.on_guards,
-            "dynamo_error": self.on_error,
+            "dynamo_error": self.on_error, "bwd_compilation_metrics": self.on_bwd_metrics,
+            "aot_autograd_backward_compilation_metrics": self.on_bwd_metrics,
         }  # fmt: skip
         for ev in self.reader.events():
             self.ev = ev
@@ -356,6 +385,15 @@ class _Builder:
             f = self.noid_frame()
             _span_event(f.open, f.spans, name, ph, ts, args)
             return
+        cid = f.compile_id
+        if name == BACKWARD_SPAN and ph == "B":
+            self.bw_open[cid] = self.backward(f)
+        bw = self.bw_open.get(cid)
+        if bw is not None:  # the spans of a backward compile carry its forward's compile id
+            _span_event(bw.open, bw.spans, name, ph, ts, args)
+            if name == BACKWARD_SPAN and ph == "E" and BACKWARD_SPAN not in bw.open:
+                self.bw_done[cid] = self.bw_open.pop(cid)
+            return
         if ph == "B" and (m := _ATTEMPT_SPAN.fullmatch(name)):
             f.max_attempt = max(f.max_attempt, min(int(m.group(1)), MAX_ATTEMPTS))
         _span_event(f.open, f.spans, name, ph, ts, args)
@@ -375,6 +413,20 @@ class _Builder:
             self.torch_version = tv
         if isinstance(pv, str) and pv.strip() and self.python_version is None:
             self.python_version = pv.split()[0]
+
+    def on_bwd_metrics(self, ev: Event, meta: dict[str, Any]) -> None:
+        m = meta[ev.type]
+        if not isinstance(m, dict):
+            return
+        fwd = self.context_frame(meta, None, m.get("compile_id"))
+        if fwd is None:
+            return
+        cid = fwd.compile_id
+        bw = self.bw_done.pop(cid, None) or self.bw_open.pop(cid, None)
+        if bw is None:  # no span of it in the log (phase events are 2.5+)
+            bw = self.backward(fwd)
+        bw.set_metrics(m)
+        self.any_metrics = True
 
     def on_artifact(self, ev: Event, meta: dict[str, Any]) -> None:
         art = meta["artifact"]
@@ -430,7 +482,13 @@ class _Builder:
             origin = min(starts) if starts else None
         # torch >= 2.4 logs every compile's metrics (and only newer ones log torch_version)
         expect_metrics = self.any_metrics or stats.truncated or stats.malformed > 0 or self.torch_version is not None
-        frames = [finish_frame(f, origin, self.first_glog, expect_metrics) for f in self.frames]
+        done = {id(f): finish_frame(f, origin, self.first_glog, expect_metrics) for f in self.frames}
+        frames = list(done.values())
+        for acc in self.frames:
+            if acc.forward is not None and (fwd := done.get(id(acc.forward))) is not None:
+                bw = done[id(acc)]
+                bw.name, bw.filename, bw.lineno, bw.forward_key = fwd.name, fwd.filename, fwd.lineno, fwd.key
+                bw.thread = bw.thread or fwd.thread
         warnings = stats.warnings()
         start_time = _iso(origin) if origin is not None else None
         if start_time is None:
@@ -511,6 +569,11 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
     compile_s = as_num(m.get("entire_frame_compile_time_s"))
     if compile_s is None and efc is not None:
         compile_s = round(efc[2] / 1e6, 6)
+    own = _own_span(f, spans)  # a backward's or compiled autograd's capture's span
+    if f.kind == "backward" or own is not None:
+        took_us, elapsed = as_num(f.extra.get("duration_us")), as_num(f.extra.get("elapsed_time"))
+        compile_s = (round(took_us / 1e6, 6) if took_us is not None else elapsed if elapsed is not None
+                     else round(own[2] / 1e6, 6) if own is not None else None)  # fmt: skip
     top = max(spans, key=lambda sp: sp[2]) if spans else None  # the longest span: the compile's entry point
     if compile_s is None and f.compile_id == NO_ID:  # no Dynamo frame: the metrics' window, else that span
         begin, end = as_num(m.get("start_time_us")), as_num(m.get("end_time_us"))
@@ -529,7 +592,9 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
     reasons = m.get("restart_reasons")
     fail_type = m.get("fail_type") if isinstance(m.get("fail_type"), str) else f.error
     fail_reason = m.get("fail_reason") if isinstance(m.get("fail_reason"), str) else f.error_text
-    unfinished = "entire_frame_compile" in f.open or (f.metrics is None and expect_metrics)
+    unfinished = "entire_frame_compile" in f.open or (f.metrics is None and expect_metrics and own is None)
+    if own is not None:
+        unfinished = own[0] in f.open
     site = f.call_site
     name, filename, lineno = m.get("co_name"), m.get("co_filename"), as_int(m.get("co_firstlineno"))
     if not isinstance(name, str) and not site and f.compile_id == NO_ID:
@@ -542,8 +607,12 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
     guard_count = guard_count if guard_count is not None else f.py_guards
     g = f.guards
     latency = as_num(m.get("guard_latency_us"))
+    if own is not None and own[0] == CA_SPAN and not isinstance(name, str):
+        graph = as_int(own[3].get("graph_id"))
+        name = "compiled autograd" + (f" graph {graph}" if graph is not None else "")
+        filename, lineno = "<compiled autograd>", 0
     return CompiledFrame(
-        key=f.compile_id + f.key_suffix + (f"#{f.generation}" if f.generation else ""),
+        key=f.compile_id + f.key_suffix + (f"#{f.generation}" if f.generation else "") + f.bw_suffix,
         compile_id=f.compile_id,
         trace_id=f.compile_id + (f"_{restarts}" if restarts else ""),
         generation=f.generation,
@@ -584,7 +653,24 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
         collectives=f.collectives,
         fail_filename=fail_file if isinstance(fail_file, str) and fail_file else None,
         fail_lineno=fail_line if isinstance(fail_file, str) and fail_file else None,
+        kind=f.kind,
     )
+
+
+def _own_span(f: FrameAcc, spans: _Spans) -> tuple[str, float, float, dict[str, Any]] | None:
+    """The span that is a backward's or a compiled-autograd capture's whole compile (open: a
+    zero-length stand-in), or None."""
+    if f.kind == "backward":
+        want = BACKWARD_SPAN
+    elif f.kind == "compiled_autograd" and "/" not in f.compile_id:
+        want = CA_SPAN
+    else:
+        return None
+    got = next((sp for sp in spans if sp[0] == want), None)
+    if got is None and want in f.open:
+        start, args = f.open[want][0]
+        return (want, start, 0.0, args)
+    return got
 
 
 def build_session(path: Path, *, strict: bool = False, rank: int | None = None) -> Session:
