@@ -4,15 +4,20 @@ whole-pipeline user-code flamegraph."""
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 
 import pytest
 
 from dynaprof import fmt
 from dynaprof.analysis.cause_table import MIN_SHARE, OTHER_CAUSES, session_cause_table
 from dynaprof.analysis.compare import Change, compare_sessions
+from dynaprof.analysis.pruned_tree import build_pruned_tree
+from dynaprof.analysis.stacks import build_tree
 from dynaprof.cli.compare import explain_lines
 from dynaprof.render.base import RenderContext
 from dynaprof.render.compare_report import render_compare
+from dynaprof.render.flamegraph import flamegraph_svg
+from dynaprof.render.flamegraph_svg import phase_colour
 from dynaprof.render.html import report_html
 from dynaprof.render.markdown import MAX_CHARS, summary_markdown
 from dynaprof.render.terminal import summary_text
@@ -149,3 +154,46 @@ def test_compare_escapes_hostile_causes() -> None:
     md_text, page = str(files["compare.md"]), str(files["compare.html"])
     assert "<img" not in md_text and "&lt;img src=x onerror=alert(1)&gt; \\| \\*evil\\*" in md_text
     assert "<img src" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+# ---------------------------------------------------------------------------------------------
+# the whole-pipeline user-code flamegraph
+
+
+def test_user_code_view_holds_every_second_on_the_cause_frames() -> None:
+    s = inductor_session()
+    tree = build_tree(s, "traced")
+    tree.self_check()
+    assert s.samples is not None and tree.seconds == pytest.approx(s.samples.seconds)
+    root = tree.find("Model.forward")
+    assert root is not None and root.seconds == pytest.approx(s.samples.seconds)  # all on the frame's root
+    param = tree.find("Model.forward", "Linear.weight via Parametrization")
+    assert param is not None and param.kind == "cause" and param.seconds == pytest.approx(13.0)
+    kernel = tree.find("Model.forward", "Linear.weight via Parametrization", "[C++/Triton kernel compile]")
+    assert kernel is not None and kernel.seconds == pytest.approx(8.0)
+    # the backend sample still had a traced stack: it sits on its cause, not on Model.forward's line
+    assert tree.find("Model.forward", "forward (model.py:26)", "[Inductor lowering]") is not None
+    assert tree.find("Model.forward", "[whole graph]", "[guard building]") is not None
+    traced = tree.find("Model.forward", "Linear.forward", "Linear.weight")  # Dynamo's tracing, as before
+    assert traced is not None and traced.seconds == pytest.approx(1.5)
+    pruned, _, _ = build_pruned_tree(s, "traced", None, 0.0)
+    assert [(d, n.key, round(n.seconds, 9)) for d, n in pruned.walk()] == [
+        (d, n.key, round(n.seconds, 9)) for d, n in tree.walk()]
+
+
+def test_user_code_flamegraph_is_coloured_by_phase_and_escaped() -> None:
+    s = inductor_session(user_cause=HOSTILE)
+    svg = flamegraph_svg(s, "traced")
+    ET.fromstring(svg.encode())  # well-formed: the hostile label is escaped
+    assert "<img" not in svg and "&lt;img src=x onerror=alert(1)&gt;" in svg
+    fills = {}
+    for g in ET.fromstring(svg.encode()).iter("{http://www.w3.org/2000/svg}g"):
+        title, rect = g.find("{http://www.w3.org/2000/svg}title"), g.find("{http://www.w3.org/2000/svg}rect")
+        if title is not None and rect is not None:
+            fills[(title.text or "").split("\n")[0]] = rect.get("fill")
+    assert fills["[C++/Triton kernel compile]"] == phase_colour("kernel_compile", "[C++/Triton kernel compile]")
+    assert fills["Linear.weight via Parametrization"] == phase_colour("kernel_compile",
+                                                                      "Linear.weight via Parametrization")
+    for label in ("C++/Triton kernel compile 49.6%", "Dynamo tracing 12.4%", "Inductor lowering"):
+        assert label in svg  # the legend lists phases
+    assert svg == flamegraph_svg(inductor_session(user_cause=HOSTILE), "traced")  # deterministic

@@ -140,7 +140,7 @@ def test_svg_parses_with_one_titled_frame_per_drawn_rect_and_script() -> None:
 def test_titles_and_subtitles_describe_the_view() -> None:
     s = seed_session()
     svg = flamegraph_svg(s, "traced")
-    assert "traced-code view: user functions Dynamo was symbolically executing" in svg
+    assert "user-code view: every second on the user code it was spent for" in svg
     assert "1.200 s sampled of 1.200 s compile time" in svg and "1,200 samples" in svg and "950 Hz achieved" in svg
     assert "repro.py" in svg
     assert "compiler view: real Python stacks of torch.compile" in flamegraph_svg(s, "compiler")
@@ -148,8 +148,10 @@ def test_titles_and_subtitles_describe_the_view() -> None:
     lines = title_of(weight).split("\n")
     assert lines[1].endswith("site-packages/torch/nn/utils/parametrize.py:419")  # full path in the tooltip
     assert lines[2] == "450.0 ms, 37.50% of total, 450 samples"
-    assert lines[3] == "category: parametrization property tracing"
-    assert "parametrization property tracing 70.0%" in svg  # legend
+    assert lines[3] == "phase: Dynamo tracing"  # the user-code view is coloured by phase
+    assert "Dynamo tracing 82.5%" in svg and "guard building 12.5%" in svg  # legend: phases
+    compiler = flamegraph_svg(s, "compiler")
+    assert "parametrization property tracing 70.0%" in compiler  # the compiler view: categories
 
 
 def test_output_is_deterministic() -> None:
@@ -160,7 +162,8 @@ def test_output_is_deterministic() -> None:
 
 
 def test_parametrization_frames_stand_out() -> None:
-    svg = flamegraph_svg(seed_session(), "traced")
+    # in the compiler view (categories); the user-code view is coloured by phase
+    svg = flamegraph_svg(seed_session(), "compiler")
     param: list[str] = []
     other: list[str] = []
     for g in frames_of(svg):

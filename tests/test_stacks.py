@@ -23,6 +23,7 @@ from dynaprof.analysis.stacks import (
     tree_from_folded,
 )
 from dynaprof.model import FunctionRef, InlineStack, Session, Stack
+from dynaprof.model.session import PHASES
 
 from .factories import DYN, SP, FunctionTable, frame, make_session, seed_session
 
@@ -64,19 +65,22 @@ def test_compiler_tree_totals_and_structure() -> None:
         assert math.isclose(sum(node.categories.values()), node.seconds, abs_tol=1e-12)
 
 
-def test_traced_tree_puts_untraced_time_under_synthetic_category_nodes() -> None:
+def test_traced_tree_puts_untraced_time_on_the_frame_root_by_cause_and_phase() -> None:
+    # the user-code view is whole-pipeline now: time outside Dynamo's tracing is no longer under
+    # "[not tracing user code]" but under the compiled frame's root, its cause, then its phase
     s = seed_session()
     tree = build_tree(s, "traced")
     tree.self_check()
     assert s.samples is not None
     assert math.isclose(tree.seconds, s.samples.seconds)  # adds up to all sampled time
-    nt = tree.find(NOT_TRACING)
-    assert nt is not None and nt.kind == "synthetic"
-    assert sorted(c.name for c in nt.sorted_children()) == ["[guard building]", "[other]"]
-    assert math.isclose(nt.seconds, 0.21)
+    assert tree.find(NOT_TRACING) is None
+    whole = tree.find("Module.forward", "[whole graph]")
+    assert whole is not None and whole.kind == "cause"
+    assert sorted(c.name for c in whole.sorted_children()) == ["[guard building]", "[other]"]
+    assert math.isclose(whole.seconds, 0.21)
     prop = tree.find("Module.forward", "Sequential.forward", "Linear.forward", "Linear.weight")
     assert prop is not None and prop.kind == "property"
-    assert prop.dominant_category() == "parametrization"
+    assert prop.dominant_category(PHASES) == "dynamo_tracing"  # the user-code view's nodes hold phases
     assert display_name(prop) == "Linear.weight (property)"
 
 

@@ -21,6 +21,7 @@ from dynaprof.analysis.stacks import (
     root_label,
     stacks_by_frame,
 )
+from dynaprof.analysis.user_view import user_view
 from dynaprof.model.session import CATEGORY_LABELS, Session
 
 
@@ -53,6 +54,11 @@ def build_pruned_tree(
         return synthetic[name]
 
     rows: list[tuple[tuple[int, ...], float, int, str]] = []
+    if view == "traced":  # the whole-pipeline user-code view: its own paths, phases for categories
+        uv = user_view(session)
+        keys = uv.keys
+        rows = [(uv.paths[i], stacks[i].seconds, stacks[i].samples, uv.phases[i]) for i in indices]
+        indices = range(0)
     for i in indices:
         st, cat = stacks[i], cats[i]
         ids = st.compiler if view == "compiler" else st.traced

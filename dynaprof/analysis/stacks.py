@@ -3,9 +3,11 @@
 Three views of the same time (``docs/flamegraphs.md``):
 
 * ``compiler``: the real Python stacks of torch.compile (``Stack.compiler``);
-* ``traced``: the user functions Dynamo was symbolically executing (``Stack.traced``); time spent
-  while no user code was being traced goes under ``[not tracing user code]`` with one child per
-  attribution category, so the tree still adds up to the sampled compile time;
+* ``traced``: the whole-pipeline user-code view (``analysis.user_view``): Dynamo's tracing on the
+  user functions it was symbolically executing (``Stack.traced``), and every other second (AOT
+  autograd, Inductor, kernel compile, guards) on the compiled frame's root, then its cause
+  (``Linear.weight via Parametrization``, ``[whole graph]``), then its phase; node ``categories``
+  hold seconds per *phase* in this view, so the tree adds up to the sampled compile time;
 * ``inline``: torch's built-in Dynamo profiler (``Session.inline_profile``), self time per inlined
   call path; the total is the sum of the recorded self times.
 
@@ -29,6 +31,7 @@ from functools import lru_cache
 from typing import Literal
 
 from dynaprof.analysis.attribution import classify, stack_categories
+from dynaprof.analysis.user_view import user_view
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, FunctionRef, Session, Stack
 
 View = Literal["compiler", "traced", "inline"]
@@ -135,10 +138,11 @@ class StackNode:
                 return None
         return node
 
-    def dominant_category(self) -> str | None:
-        """The category holding most of this node's time (ties: earlier in ``CATEGORIES``)."""
+    def dominant_category(self, order: Sequence[str] = CATEGORIES) -> str | None:
+        """The category holding most of this node's time (ties: earlier in ``order``; the
+        user-code view passes ``PHASES``, its nodes hold seconds per phase)."""
         best: str | None = None
-        for cat in CATEGORIES:
+        for cat in order:
             v = self.categories.get(cat, 0.0)
             if v > 0 and (best is None or v > self.categories[best]):
                 best = cat
@@ -240,6 +244,12 @@ def _build_tree(session: Session, view: View, frame: str | None, categories: Seq
     cats = stack_categories(session) if categories is None else categories
     stacks = session.samples.stacks
     indices = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
+    if view == "traced":  # the whole-pipeline user-code view; node "categories" hold phases
+        uv = user_view(session)
+        for i in indices:
+            st = stacks[i]
+            root.add_path([uv.keys[j] for j in uv.paths[i]], st.seconds, st.samples, uv.phases[i])
+        return root
     for i in indices:
         st, cat = stacks[i], cats[i]
         if view == "compiler":

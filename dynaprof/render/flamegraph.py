@@ -28,11 +28,11 @@ from dynaprof.analysis.stacks import (
     safe_key,
     short_filename,
 )
-from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, Session
+from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, PHASE_LABELS, PHASES, Session
 from dynaprof.render.base import Files, RenderContext, RenderOptions
 from dynaprof.render.flamegraph_diff import diff_flamegraph_svg
 from dynaprof.render.flamegraph_layout import layout
-from dynaprof.render.flamegraph_svg import Frame, Panel, category_colour, svg_document
+from dynaprof.render.flamegraph_svg import Frame, Panel, category_colour, phase_colour, svg_document
 
 __all__ = [
     "VIEW_DESCRIPTIONS",
@@ -47,13 +47,14 @@ __all__ = [
 
 VIEW_DESCRIPTIONS: dict[str, str] = {
     "compiler": "compiler view: real Python stacks of torch.compile",
-    "traced": "traced-code view: user functions Dynamo was symbolically executing",
+    "traced": "user-code view: every second on the user code it was spent for (Dynamo tracing it, AOT autograd "
+              "and Inductor compiling what it added), coloured by compiler phase",
     "inline": "Dynamo's built-in profiler: per-inline tracing time (records only inlines that finished)",
 }
 
 _VIEW_TITLES: dict[str, str] = {
     "compiler": "compile time by compiler stack",
-    "traced": "compile time by traced user code",
+    "traced": "compile time by user code, whole pipeline",
     "inline": "Dynamo inline-tracing profile",
 }
 
@@ -84,22 +85,33 @@ def _node_title(node: StackNode, total: float, view: str) -> str:
     else:
         count = f"{node.samples:,} sample{'s' if node.samples != 1 else ''}"
     lines.append(f"{format_ms(node.seconds)}, {pct:.2f}% of total, {count}")
-    cat = node.dominant_category()
+    phases = view == "traced"
+    cat = node.dominant_category(PHASES if phases else CATEGORIES)
     if cat is not None:
         share = node.categories[cat] / node.seconds if node.seconds > 0 else 1.0
-        label = CATEGORY_LABELS.get(cat, cat)
-        lines.append(f"category: {label}" if share > 0.995 else f"mostly {label} ({100 * share:.0f}%)")
+        label = (PHASE_LABELS if phases else CATEGORY_LABELS).get(cat, cat)
+        what = "phase" if phases else "category"
+        lines.append(f"{what}: {label}" if share > 0.995 else f"mostly {label} ({100 * share:.0f}%)")
     return "\n".join(lines)
 
 
-def _legend(root: StackNode) -> list[tuple[str, str]]:
+def _legend(root: StackNode, view: str = "compiler") -> list[tuple[str, str]]:
+    """(colour, label and share) per category, or per phase in the user-code view."""
     total = root.seconds
     out = []
-    for cat in CATEGORIES:
+    phases = view == "traced"
+    for cat in PHASES if phases else CATEGORIES:
         v = root.categories.get(cat, 0.0)
         if v > 0 and total > 0:
-            out.append((category_colour(cat), f"{CATEGORY_LABELS[cat]} {100 * v / total:.1f}%"))
+            colour = phase_colour(cat) if phases else category_colour(cat)
+            out.append((colour, f"{(PHASE_LABELS if phases else CATEGORY_LABELS)[cat]} {100 * v / total:.1f}%"))
     return out
+
+
+def _fill(node: StackNode, view: str) -> str:
+    if view == "traced":
+        return phase_colour(node.dominant_category(PHASES), node.name)
+    return category_colour(node.dominant_category(), node.name)
 
 
 def _pruned_note(count: int, seconds: float, min_width: float) -> str:
@@ -116,7 +128,8 @@ def tree_flamegraph_svg(
     empty_message: str = "no samples were taken",
     pruned: tuple[int, float] = (0, 0.0),
 ) -> str:
-    """A flamegraph of ``root`` (widths: seconds; colours: each frame's dominant category).
+    """A flamegraph of ``root`` (widths: seconds; colours: each frame's dominant category, or its
+    dominant phase in the user-code view, ``view="traced"``).
     ``pruned``: (subtrees, seconds) already left out of ``root`` by ``build_pruned_tree``."""
     options = options or RenderOptions()
     subtitles = [subtitle] if isinstance(subtitle, str) else list(subtitle)
@@ -128,7 +141,7 @@ def tree_flamegraph_svg(
             r.depth,
             _node_title(r.node, lay.total, view),
             display_name(r.node),
-            category_colour(r.node.dominant_category(), r.node.name),
+            _fill(r.node, view),
         )
         for r in lay.rects
     ]
@@ -144,7 +157,7 @@ def tree_flamegraph_svg(
         title=title,
         subtitles=subtitles,
         panels=[panel],
-        legend=_legend(root),
+        legend=_legend(root, view),
         icicle=options.icicle,
         total_s=lay.total,
     )

@@ -1,0 +1,117 @@
+"""The whole-pipeline user-code view: every sampled second on the user code it was spent for.
+
+While Dynamo traces, a sample sits on its traced user stack (``Stack.traced``), as before. Every
+other sample (AOT autograd, Inductor, kernel compile, guards, setup) sits on the user frames of its
+*cause* (``dynaprof.analysis.causes``): the compiled frame's root function, then the cause as a
+child frame (``Linear.weight via Parametrization``, ``forward (model.py:26)``, ``[whole graph]``),
+then the phase as a leaf (``[C++/Triton kernel compile]``). Dynamo calls the backend from inside its
+translator loop, so a backend sample's traced stack only says where tracing stopped: the cause
+replaces it. Each path carries its sample's phase, which the flamegraph colours by.
+
+Pure and cached per stack list, like ``attribution.stack_categories``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dynaprof.analysis import causes
+from dynaprof.model.session import (
+    CAUSE_PARAMETRIZATION,
+    CAUSE_UNKNOWN,
+    CAUSE_WHOLE_GRAPH,
+    PHASE_CATEGORY,
+    PHASE_LABELS,
+    PHASES,
+    Session,
+)
+
+#: (name, filename, lineno, kind), as ``analysis.stacks.NodeKey``
+Key = tuple[str, str, int, str]
+#: kind of the cause frames this view adds
+CAUSE_KIND = "cause"
+#: phases of the backend: their samples go on their cause, never on the traced stack
+BACKEND_PHASES = frozenset(p for p in PHASES if PHASE_CATEGORY[p] in ("aot_autograd", "inductor_codegen",
+                                                                      "cpp_triton_compile"))
+
+
+@dataclass(frozen=True)
+class UserView:
+    """Per stack of ``session.samples.stacks``: its path (indices into ``keys``, root first; the
+    session's functions come first, then the frames this view adds) and its phase."""
+
+    paths: list[tuple[int, ...]]
+    keys: list[Key]
+    phases: list[str]
+
+
+def cause_frame_label(cause: str, detail: str) -> str:
+    """The cause frame's text: the parametrization's detail, the user code, or a bracketed
+    ``[whole graph]`` / ``[unknown (no provenance)]``."""
+    if cause == CAUSE_PARAMETRIZATION:
+        return detail
+    if cause in (CAUSE_WHOLE_GRAPH, CAUSE_UNKNOWN):
+        return f"[{cause}]"
+    return cause
+
+
+def phase_frame_label(phase: str) -> str:
+    return f"[{PHASE_LABELS.get(phase, phase)}]"
+
+
+_CACHE: list[tuple[object, object, tuple[object, ...], UserView]] = []
+
+
+def user_view(session: Session) -> UserView:
+    """The view of every sampled stack (empty without samples); the last result is kept while
+    the same stack and function lists and frames stay the same."""
+    if session.samples is None:
+        return UserView([], [], [])
+    stacks = session.samples.stacks
+    sig = (len(stacks), len(session.functions), tuple((f.key, f.name, f.filename, f.lineno) for f in session.frames))
+    if _CACHE and _CACHE[0][0] is stacks and _CACHE[0][1] is session.functions and _CACHE[0][2] == sig:
+        return _CACHE[0][3]
+    view = _build(session)
+    _CACHE[:] = [(stacks, session.functions, sig, view)]
+    return view
+
+
+def _build(session: Session) -> UserView:
+    assert session.samples is not None
+    stacks = session.samples.stacks
+    funcs = session.functions
+    t = causes.tables(funcs)
+    keys: list[Key] = [(f.name, f.filename, f.lineno, f.kind) for f in funcs]
+    index = {k: i for i, k in enumerate(keys)}
+
+    def key_id(key: Key) -> int:
+        i = index.get(key)
+        if i is None:
+            i = index[key] = len(keys)
+            keys.append(key)
+        return i
+
+    phases = [causes.stack_phase(st, t) for st in stacks]
+    # the compiled frame's root: its heaviest traced root function (so backend time sits beside the
+    # tracing of the same code), else the frame's own code
+    weight: dict[str, dict[int, float]] = {}
+    for st in stacks:
+        if st.frame is not None and st.traced:
+            acc = weight.setdefault(st.frame, {})
+            acc[st.traced[0]] = acc.get(st.traced[0], 0.0) + st.seconds
+    roots: dict[str, int] = {}
+    for f in session.frames:
+        w = weight.get(f.key, {})
+        roots[f.key] = (max(sorted(w), key=w.__getitem__) if w
+                        else key_id((f.name, f.filename, f.lineno, "traced")))
+    paths: list[tuple[int, ...]] = []
+    for st, phase in zip(stacks, phases, strict=True):
+        if st.traced and phase not in BACKEND_PHASES:
+            paths.append(tuple(st.traced))
+            continue
+        cause, detail = causes.stack_cause(st, t, phase)
+        tail = (key_id((cause_frame_label(cause, detail), "", 0, CAUSE_KIND)),
+                key_id((phase_frame_label(phase), "", 0, "synthetic")))
+        root = roots.get(st.frame) if st.frame is not None else None
+        paths.append(tail if root is None else (root, *tail))
+    return UserView(paths, keys, phases)
