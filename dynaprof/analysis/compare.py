@@ -21,11 +21,14 @@ from dynaprof.model.session import (
     Axes,
     CompiledFrame,
     Session,
+    compile_by_kind,
 )
 
 #: per-frame and run-level metrics; ``*_s`` are seconds (shares of compile when normalizing)
 METRICS: dict[str, str] = {
     "compile_s": "compile time",
+    "forward_s": "forward compile time",
+    "backward_s": "backward compile time (incl. compiled autograd)",
     "frames": "compiled frames",
     "restarts": "restarts",
     "guards": "guards",
@@ -88,7 +91,9 @@ class Comparison:
 
 
 def frame_key(f: CompiledFrame) -> FrameKey:
-    return (f.filename.replace("\\", "/").rsplit("/", 1)[-1], f.name, f.lineno)
+    """Frames match by location and name; a backward compile only another backward compile."""
+    name = f.name if f.kind == "forward" else f"{f.name} [{f.kind}]"
+    return (f.filename.replace("\\", "/").rsplit("/", 1)[-1], name, f.lineno)
 
 
 def parametrization_seconds(frames: list[CompiledFrame]) -> float:
@@ -103,8 +108,11 @@ def _sum(values: list[int | None]) -> int | None:
 def run_metrics(s: Session, normalize: bool = False) -> dict[str, float | None]:
     total = s.total_compile_s
     scale = _scale(s, normalize)
+    kinds = compile_by_kind(s.frames)
     return {
         "compile_s": total,  # the normalizer itself stays in seconds
+        "forward_s": kinds.get("forward", 0.0) * scale,
+        "backward_s": (kinds.get("backward", 0.0) + kinds.get("compiled_autograd", 0.0)) * scale,
         "frames": float(len(s.frames)),
         "restarts": float(sum(f.restarts for f in s.frames)),
         "guards": _f(_sum([f.guard_count for f in s.frames])),

@@ -20,6 +20,8 @@ from dynaprof.model.session import (
     PHASE_LABELS,
     CompiledFrame,
     Session,
+    compile_by_kind,
+    display_name,
     outermost_frames,
 )
 
@@ -176,19 +178,20 @@ def discarded_seconds(f: CompiledFrame) -> float | None:
 def _recompiles(session: Session, total: float) -> Finding | None:
     groups: dict[tuple[int, str, str, int], list[CompiledFrame]] = defaultdict(list)
     for f in session.frames:
-        groups[(f.generation, f.name, f.filename, f.lineno)].append(f)
+        if f.kind != "backward":  # a backward compile is its forward's other half, not a recompile
+            groups[(f.generation, f.name, f.filename, f.lineno)].append(f)
     worst = max(groups.values(), key=lambda g: (len(g), sum(f.compile_time_s or 0 for f in g)), default=[])
     if len(worst) < 2:
         return None
     secs = sum(f.compile_time_s or 0.0 for f in worst[1:])
     reason = next((f.recompile_reason for f in reversed(worst) if f.recompile_reason), None)
-    first = worst[0]
+    name, filename, lineno = display_name(worst[0])
     why = f"; last reason: {fmt.one_line(reason, 100)}" if reason else ""
     sizes = any(f.recompile_reason and "size mismatch" in f.recompile_reason for f in worst)
     return Finding(
         "recompiles",
         secs,
-        f"{first.name} ({fmt.location(first.filename, first.lineno)}) was "
+        f"{name} ({fmt.location(filename, lineno)}) was "
         f"recompiled {len(worst) - 1} time{'s' * (len(worst) > 2)}, {fmt.seconds(secs)} "
         f"({fmt.pct(secs, total)} of compile){why}",
         REMEDY_DYNAMIC if sizes else None,
@@ -272,8 +275,23 @@ def _slowest_frame(session: Session, total: float) -> Finding | None:
     return Finding(
         "slowest_frame",
         secs * 0.25,
-        f"slowest compile: {f.trace_id} {f.name} "
+        f"slowest compile: {f.trace_id} {display_name(f)[0]} "
         f"({fmt.location(f.filename, f.lineno)}) {fmt.seconds(secs)}, {fmt.count(f.guard_count)} guards",
+    )
+
+
+def _backward(session: Session, total: float) -> Finding | None:
+    """Backward compiles (AOT autograd's lazy ones, compiled autograd) when they are a large share."""
+    kinds = compile_by_kind(session.frames)
+    secs = kinds.get("backward", 0.0) + kinds.get("compiled_autograd", 0.0)
+    if secs <= 0 or secs < 0.25 * total:
+        return None
+    n = sum(1 for f in session.frames if f.kind != "forward")
+    return Finding(
+        "backward",
+        secs * 0.5,  # a fact about where time went, not a cause: a named cause or category leads
+        f"backward compiles took {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile, {n} compile"
+        f"{'s' * (n != 1)}): AOT autograd compiles the backward graph at the first .backward()",
     )
 
 
@@ -281,7 +299,8 @@ def findings(session: Session) -> list[Finding]:
     total = session.total_compile_s
     found = [
         fn(session, total)
-        for fn in (_failures, _parametrization, _restarts, _recompiles, _graph_breaks, _top_category, _slowest_frame)
+        for fn in (_failures, _parametrization, _restarts, _recompiles, _graph_breaks, _top_category, _slowest_frame,
+                   _backward)
     ]
     found += _causes(session, total)
     keys = {f.key for f in found if f is not None}
@@ -314,4 +333,5 @@ def totals(session: Session) -> dict[str, float | int | None]:
         "graph_breaks": sum(f.graph_breaks for f in frames),
         "guards": sum(guards) if guards else None,
         "failed": sum(1 for f in frames if f.status == "failed"),
+        **{f"{kind}_s": secs for kind, secs in compile_by_kind(frames).items()},
     }

@@ -6,15 +6,24 @@ from dynaprof import fmt
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
 from dynaprof.analysis.findings import findings, hottest, parametrization_summary, totals
 from dynaprof.model.cache import cache_line, cache_totals
-from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, CompiledFrame, Session
+from dynaprof.model.session import (
+    CATEGORIES,
+    CATEGORY_LABELS,
+    KIND_LABELS,
+    CompiledFrame,
+    Session,
+    compile_by_kind,
+    display_name,
+)
 from dynaprof.render.base import Files, RenderContext
 
 
 def _frame_row(f: CompiledFrame) -> list[str]:
-    where = fmt.terminal_safe(f"{f.name} ({fmt.location(f.filename, f.lineno)})")
+    name, filename, lineno = display_name(f)
+    where = fmt.terminal_safe(f"{name} ({fmt.location(filename, lineno)})")
     status = "" if f.status == "ok" else f" [{f.status}]"
     return [
-        fmt.terminal_safe(f.trace_id) + ("" if f.key == f.compile_id else f" (after reset {f.generation})"),
+        fmt.terminal_safe(f.trace_id) + ("" if f.key.split(":bw")[0] == f.compile_id else f" (after reset {f.generation})"),
         fmt.one_line(where, 60) + status,
         fmt.seconds(f.compile_time_s),
         str(f.restarts),
@@ -61,6 +70,10 @@ def summary_text(session: Session, max_rows: int = 12) -> str:
         f"{t['restarts']} restarts, {t['graph_breaks']} graph breaks, {fmt.count(t['guards'])} guards"  # type: ignore[arg-type]
         + (f", {t['failed']} failed" if t["failed"] else "")
     )
+    kinds = compile_by_kind(session.frames)
+    if set(kinds) - {"forward"}:
+        lines.append("  compile by kind: " + ", ".join(
+            f"{KIND_LABELS.get(k, k)} {fmt.seconds(v)} ({fmt.pct(v, total)})" for k, v in kinds.items()))
     if (cache := cache_line(cache_totals(session.frames))) is not None:
         lines.append(f"  {cache}")
     for f in [f for f in frames if f.status == "failed"][:3]:
