@@ -9,15 +9,9 @@ import sys
 from pathlib import Path
 
 from dynaprof import fmt
-from dynaprof.capture.child import ChildConfig
-from dynaprof.capture.journal import JOURNAL_FILE, read_journal
-from dynaprof.capture.launcher import launch
-from dynaprof.cli import ranks_support
 from dynaprof.cli.common import display_path, info, prepare_out_dir
-from dynaprof.cli.outputs import add_render_options, print_written, render_options, render_outputs
+from dynaprof.cli.outputs import add_render_options, render_options
 from dynaprof.errors import DynaprofError
-from dynaprof.ingest.assemble import ParentFacts, assemble
-from dynaprof.render.terminal import summary_text
 
 RUNS_DIR = "dynaprof-runs"
 
@@ -114,6 +108,15 @@ class RunCommand:
         p.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]")
 
     def run(self, args: argparse.Namespace) -> int:
+        # imported here: every other command (report, compare...) starts without them
+        from dynaprof.capture.child import ChildConfig
+        from dynaprof.capture.journal import JOURNAL_FILE, read_journal
+        from dynaprof.capture.launcher import launch
+        from dynaprof.cli import ranks_support
+        from dynaprof.cli.outputs import print_written, render_outputs
+        from dynaprof.ingest.assemble import ParentFacts, assemble
+        from dynaprof.render.terminal import summary_text
+
         kind, target, rest = _target(args)
         options = render_options(args)
         if args.rate is None:

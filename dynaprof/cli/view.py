@@ -15,7 +15,6 @@ import time
 import webbrowser
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -27,11 +26,6 @@ from dynaprof.model.store import SESSION_FILE, load_session
 
 NO_CPROFILE = "has no cProfile data; record it with: dynaprof run --cprofile SCRIPT"
 SNAKEVIZ_START_TIMEOUT_S = 30.0
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
 
 @contextmanager
@@ -65,6 +59,13 @@ def _open_browser(url: str, no_browser: bool) -> None:
 
 
 def serve_folder(run_dir: Path, host: str, port: int, no_browser: bool) -> int:
+    # imported here: http.server costs every other command's start-up ~10 ms
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class _QuietHandler(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
     handler = functools.partial(_QuietHandler, directory=str(run_dir))
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     server_cls = type("_Server", (ThreadingHTTPServer,), {"address_family": family, "daemon_threads": True})

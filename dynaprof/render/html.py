@@ -265,6 +265,11 @@ def _load_renderer(module: str, func: str) -> Renderer | None:
 
 def _callgraph(ctx: RenderContext) -> str:
     made = ctx.memo.get("callgraph")  # what the call graph renderer made (maybe in another process)
+    s = ctx.session
+    if made is None and s.samples is None and not ctx.cprofile:
+        # nothing to draw: skip the call graph renderer and its imports (networkx)
+        return section("callgraph", "Call graph",
+                       '<p class="dp-note">no call graph: this session has no samples or cProfile data.</p>')
     render = None if made is not None else _load_renderer("dynaprof.render.callgraph", "render_callgraph")
     files = dict(made) if made is not None else render(ctx) if render is not None else {}
     svg = files.get("callgraph.svg")
