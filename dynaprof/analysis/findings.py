@@ -272,11 +272,12 @@ def _slowest_frame(session: Session, total: float) -> Finding | None:
         return None
     f = max(timed, key=lambda f: f.compile_time_s or 0.0)
     secs = f.compile_time_s or 0.0
+    name, filename, lineno = display_name(f)
     return Finding(
         "slowest_frame",
         secs * 0.25,
-        f"slowest compile: {f.trace_id} {display_name(f)[0]} "
-        f"({fmt.location(f.filename, f.lineno)}) {fmt.seconds(secs)}, {fmt.count(f.guard_count)} guards",
+        f"slowest compile: {f.trace_id} {name} "
+        f"({fmt.location(filename, lineno)}) {fmt.seconds(secs)}, {fmt.count(f.guard_count)} guards",
     )
 
 

@@ -27,6 +27,8 @@ head -c 30000 $D/one_frame.log > $D/truncated.log
 gzip -9 -n -c "$(trace aot_inductor $D/scripts/aoti.py "$T/m.pt2")" > $D/aot_inductor.log.gz
 # cache_warm.log.gz: Inductor twice around torch._dynamo.reset(), with an empty cache folder: a miss, then a hit
 gzip -9 -n -c "$(TORCHINDUCTOR_CACHE_DIR="$T/inductor_cache" trace cache_warm $D/scripts/cache_warm.py)" > $D/cache_warm.log.gz
+# training_step.log.gz: forward 0/0 and its lazy backward compile (bwd_compilation_metrics), optimizer frames
+gzip -9 -n -c "$(trace training_step samples/training_step.py --no-parametrize --backend aot_eager --layers 2 --width 16 --steps 1)" > $D/training_step.log.gz
 # ranks/: one log per rank from a 2-process gloo run
 TORCH_TRACE="$T/ranks" .venv/bin/torchrun --nproc_per_node 2 --master_port 29517 $D/scripts/ranks.py >/dev/null 2>&1
 rm -rf $D/ranks && mkdir -p $D/ranks

@@ -1,0 +1,223 @@
+"""Every compile of a training step: AOT autograd's lazy backward compile, compiled autograd, the
+optimizer step; the forward / backward split; the importer's parity with the live capture."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dynaprof.analysis.budgets import Budget, check, recompiles
+from dynaprof.analysis.findings import findings, totals
+from dynaprof.ingest.assemble import ParentFacts, assemble
+from dynaprof.ingest.trace_to_session import build_session
+from dynaprof.model.session import Location, Session, compile_by_kind, display_name
+from dynaprof.model.store import load_session
+from dynaprof.render.terminal import summary_text
+from tests.conftest import ROOT, SAMPLES, profile
+
+FIXTURE = ROOT / "tests" / "data" / "torch_trace" / "training_step.log.gz"
+
+
+def _bwd_metrics(path: Path) -> dict[str, object]:
+    with gzip.open(path, "rt") as fh:
+        for line in fh:
+            if '{"bwd_compilation_metrics"' in line:
+                return json.loads(line[line.index("{"):])["bwd_compilation_metrics"]  # type: ignore[no-any-return]
+    raise AssertionError("the fixture has no bwd_compilation_metrics record")
+
+
+def test_import_makes_the_backward_compile_its_own_frame(tmp_path: Path) -> None:
+    s = build_session(FIXTURE)
+    fwd, bw = s.frame("0/0"), s.frame("0/0:bw")
+    assert fwd is not None and bw is not None
+    assert (fwd.kind, bw.kind, bw.forward_key, bw.compile_id) == ("forward", "backward", "0/0", "0/0")
+    raw = _bwd_metrics(FIXTURE)  # what tlparse's bwd_compilation_metrics page shows for 0/0
+    assert bw.compile_time_s == pytest.approx(int(raw["duration_us"]) / 1e6)  # type: ignore[call-overload]
+    assert bw.status == "ok" and bw.guard_count is None and "entire_backward_compile" in bw.phases
+    assert "entire_backward_compile" not in fwd.phases  # its spans left the forward frame
+    assert (bw.name, bw.filename, bw.lineno) == (fwd.name, fwd.filename, fwd.lineno)
+    assert fwd.metrics.get("is_forward") is not False
+    kinds = compile_by_kind(s.frames)
+    assert kinds["backward"] == pytest.approx(bw.compile_time_s)
+    assert s.total_compile_s == pytest.approx(sum(kinds.values()))
+    assert recompiles(s) == 0  # the backward is not a recompile of its forward
+    assert not any(f.key == "recompiles" for f in findings(s))
+
+
+def _records(backward_window: bool) -> list[dict[str, object]]:
+    recs: list[dict[str, object]] = [
+        {"t": "start", "epoch_ns": 0},
+        {"t": "compile_start", "key": "0/0", "cid": "0/0", "gen": 0, "tid": 1, "ts": 0.0, "name": "inner",
+         "file": "/x/torch/_dynamo/external_utils.py", "line": 67, "call_site": [], "kind": "forward",
+         "wrapped": ["MLP", "/u/model.py", 11]},
+        {"t": "metrics", "key": "0/0", "tid": 1, "m": {"entire_frame_compile_time_s": 1.0, "is_forward": True,
+                                                       "guard_count": 7}},
+        {"t": "compile_end", "key": "0/0", "ts": 1.0, "duration": 1.01, "attempt": 0},
+    ]
+    if backward_window:
+        recs += [
+            {"t": "compile_start", "key": "0/0:bw", "cid": "0/0", "gen": 0, "tid": 1, "ts": 2.0, "name": "inner",
+             "file": "/x/torch/_dynamo/external_utils.py", "line": 67, "call_site": [], "kind": "backward",
+             "fwd": "0/0", "wrapped": ["MLP", "/u/model.py", 11]},
+            {"t": "compile_end", "key": "0/0:bw", "ts": 6.0, "duration": 4.1, "attempt": 0},
+        ]
+    recs += [
+        {"t": "metrics", "key": "0/0:bw" if backward_window else None, "kind": "backward", "fwd": "0/0",
+         "ts": 2.0, "tid": 1, "m": {"is_forward": False, "duration_us": 4_000_000}},
+        {"t": "end", "exit_status": 0, "reason": "exited", "ts": 7.0},
+    ]
+    return recs
+
+
+@pytest.mark.parametrize("backward_window", [True, False])
+def test_backward_metrics_never_merge_into_the_forward(backward_window: bool) -> None:
+    s = assemble(iter(_records(backward_window)), ParentFacts(command=["x"], exit_status=0))
+    fwd, bw = s.frame("0/0"), s.frame("0/0:bw")
+    assert fwd is not None and bw is not None
+    assert fwd.metrics["is_forward"] is True and fwd.compile_time_s == 1.0 and fwd.guard_count == 7
+    assert bw.kind == "backward" and bw.compile_time_s == 4.0 and bw.metrics["is_forward"] is False
+    assert s.total_compile_s == 5.0 and compile_by_kind(s.frames) == {"forward": 1.0, "backward": 4.0}
+    t = totals(s)
+    assert (t["forward_s"], t["backward_s"]) == (1.0, 4.0)
+    # names: the module's class and forward, never torch's wrapper; the session keeps torch's name
+    assert display_name(fwd) == ("MLP", "/u/model.py", 11) and fwd.name == "inner"
+    assert display_name(bw)[0] == "MLP [backward]" and bw.wrapped == Location("MLP", "/u/model.py", 11)
+    text = summary_text(s)
+    assert "MLP [backward] (model.py:11)" in text and "inner" not in text and "external_utils" not in text
+    assert "compile by kind: forward 1.00 s (20%), backward 4.00 s (80%)" in text
+    assert "backward compiles took 4.00 s (80% of compile" in text
+    result = check(s, Budget(max_compile_time_s=2.0))
+    assert [b.message for b in result.breaches] == [
+        "compile time 5.00 s (forward 1.00 s, backward 4.00 s) > budget 2.00 s"
+    ]
+
+
+def test_older_sessions_load_as_forward_frames(tmp_path: Path) -> None:
+    s = assemble(iter(_records(True)), ParentFacts(command=["x"], exit_status=0))
+    from dynaprof.model.codec import to_json
+
+    data = to_json(s)
+    for f in data["frames"]:
+        for k in ("kind", "forward_key", "wrapped"):
+            del f[k]
+    (tmp_path / "session.json").write_text(json.dumps(data))
+    old: Session = load_session(tmp_path / "session.json")
+    assert [f.kind for f in old.frames] == ["forward", "forward"] and old.frames[0].wrapped is None
+
+
+@pytest.mark.torch
+def test_live_training_step_captures_the_backward_compile_like_the_importer(tmp_path: Path) -> None:
+    trace_dir = tmp_path / "trace"
+    r = profile(tmp_path, [str(SAMPLES / "training_step.py"), "--no-parametrize", "--backend", "aot_eager",
+                           "--layers", "16", "--compile-optimizer"], "--torch-trace", str(trace_dir))
+    assert r.returncode == 0, r.stderr[-3000:]
+    s = load_session(r.run_dir / "session.json")
+    fwd, bw = s.frame("0/0"), s.frame("0/0:bw")
+    assert fwd is not None and bw is not None, [f.key for f in s.frames]
+    assert (fwd.kind, bw.kind, bw.forward_key) == ("forward", "backward", "0/0")
+    assert fwd.metrics["is_forward"] is True  # torch's backward metrics no longer overwrite the forward's
+    assert bw.metrics["is_forward"] is False and bw.compile_time_s and bw.compile_time_s > 0
+    assert bw.start_s > fwd.start_s + (fwd.compile_time_s or 0)  # at the first .backward(), after the forward
+    assert [sp.name for sp in bw.spans] == ["entire_backward_compile"] and bw.guard_count is None
+    assert any(c.filename.endswith("training_step.py") for c in bw.call_site)  # the loss.backward() line
+    assert display_name(fwd)[0] == "forward"  # Module.forward is compiled directly: already the user's name
+    optimizer = [f for f in s.frames if f.name == "step" and f.filename.endswith("sgd.py")]
+    assert optimizer and optimizer[0].kind == "forward"  # torch.compile(opt.step): a frame of its own
+    assert sum(1 for f in s.frames if f.kind == "backward") == 1
+    assert "compile by kind: forward" in r.stderr and "backward" in r.stderr
+    # the importer reads the log written in the same run into the same backward entry
+    imported = build_session(next(trace_dir.glob("*.log")))
+    ibw = imported.frame("0/0:bw")
+    assert ibw is not None and ibw.kind == "backward" and ibw.forward_key == "0/0"
+    assert ibw.compile_time_s == pytest.approx(bw.compile_time_s, abs=1e-6)  # both are torch's duration_us
+    assert {f.key for f in imported.frames if f.kind == "backward"} == {"0/0:bw"}
+
+
+_RECORDER = textwrap.dedent(
+    """
+    import json, sys, threading
+    import torch
+    from dynaprof.capture.stacks import FunctionTable
+    from dynaprof.capture.torch_hooks import Recorder
+
+    records, opened = [], []
+    rec = Recorder(records.append, 0, FunctionTable())
+    rec.install(inline_profile=False)
+    def started(tid):
+        w = rec.current(tid)
+        opened.append([w.key, w.kind, tid == threading.get_ident()])
+    rec.on_window_start = started
+    m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8))
+    x = torch.randn(4, 8)
+    if sys.argv[1] == "compiled_autograd":
+        torch._dynamo.config.compiled_autograd = True
+        @torch.compile(backend="aot_eager")
+        def train(x):
+            m(x).sum().backward()
+        train(x)
+    else:
+        torch.compile(m, backend="aot_eager")(x).sum().backward()
+    starts = [{k: r.get(k) for k in ("key", "cid", "kind", "name", "wrapped", "fwd")}
+              for r in records if r["t"] == "compile_start"]
+    metrics = [[r["key"], r["m"].get("is_forward")] for r in records if r["t"] == "metrics"]
+    print(json.dumps({"hooks": rec.hooks, "opened": opened, "starts": starts, "metrics": metrics,
+                      "left": {str(t): len(s) for t, s in rec.windows.items() if s}}))
+    """
+)
+
+
+def _run_recorder(mode: str) -> dict[str, Any]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", _RECORDER, mode], capture_output=True, text=True, timeout=300,
+                          env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+@pytest.mark.torch
+def test_backward_window_starts_the_sampler_and_takes_the_backward_metrics() -> None:
+    got = _run_recorder("lazy")
+    # the sampler (and cProfile) start for the backward compile, on the thread running it
+    assert got["opened"] == [["0/0", "forward", True], ["0/0:bw", "backward", True]]
+    starts = got["starts"]
+    assert starts[0]["name"] == "inner" and starts[0]["wrapped"][0] == "Sequential"  # torch.compile(module)
+    assert starts[1] == {**starts[0], "key": "0/0:bw", "kind": "backward", "fwd": "0/0"}
+    assert got["metrics"] == [["0/0", True], ["0/0:bw", False]]
+    assert got["left"] == {}  # every window closed
+
+
+@pytest.mark.torch
+def test_compiled_autograd_gets_its_own_frames() -> None:
+    got = _run_recorder("compiled_autograd")
+    kinds = {s["key"]: s["kind"] for s in got["starts"]}
+    assert kinds.get("0/0") == "forward"
+    ca = [k for k, kind in kinds.items() if kind == "compiled_autograd"]
+    assert "!0" in ca  # compiled autograd's capture of the autograd graph, its compile id as torch prints it
+    assert any(k.startswith("!0/") for k in ca)  # Dynamo compiling the captured graph
+    assert got["left"] == {}
+
+
+@pytest.mark.torch
+@pytest.mark.inductor
+def test_inductor_backward_compile_is_sampled_and_attributed(tmp_path: Path) -> None:
+    r = profile(tmp_path, [str(SAMPLES / "training_step.py"), "--no-parametrize", "--backend", "inductor",
+                           "--steps", "1"], timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    s = load_session(r.run_dir / "session.json")
+    bw = s.frame("0/0:bw")
+    assert bw is not None and bw.kind == "backward"
+    assert bw.compile_time_s and bw.compile_time_s > 0.05
+    assert any(n in bw.phases for n in ("inductor_compile", "compile_fx.<locals>.bw_compiler", "backend_compile")) \
+        or len(bw.phases) > 1, bw.phases
+    assert s.samples is not None
+    sampled = sum(st.seconds for st in s.samples.stacks if st.frame == "0/0:bw")
+    assert sampled > 0.5 * bw.compile_time_s  # sampled while it runs
+    assert bw.attribution and sum(bw.attribution.values()) == pytest.approx(sampled, rel=0.05)
