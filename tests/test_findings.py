@@ -111,3 +111,19 @@ def test_compiles_failing_inside_parametrize_say_a_parametrization_is_registered
                   fail_lineno=3)
     (top, *_rest) = findings(make_session([other]))
     assert "at m.py:3" in top.text and top.remedy is None
+
+
+def test_restart_reasons_read_as_words_with_the_line_that_raised_them() -> None:
+    from dynaprof.analysis.findings import reason_words
+
+    assert reason_words("<class 'torch._dynamo.exc.UnspecializeRestartAnalysis'>") == (
+        "Dynamo stopped specializing on a value it had treated as a constant (UnspecializeRestartAnalysis)")
+    assert reason_words("Call to `torch._dynamo.graph_break()`\n  Explanation: User-inserted graph break. "
+                        "Message: None\n  Hint: Remove the graph_break() call") == (
+        "Call to `torch._dynamo.graph_break()`: User-inserted graph break.")
+    f = frame("0/0", restarts=1, restart_reasons=["<class 'torch._dynamo.exc.SpeculationRestartAnalysis'>"],
+              attempts=[Attempt(0, 1.0, 0.4), Attempt(1, 1.4, 0.6)],
+              graph_break_reasons=[GraphBreak("graph_break()", "/work/helper.py", 20)])
+    text = {x.key: x for x in findings(make_session([f]))}["restarts"].text
+    assert "reason: Dynamo hit a graph break it could not resume from mid-inline" in text
+    assert "raised at helper.py:20" in text

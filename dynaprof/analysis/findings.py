@@ -7,6 +7,7 @@ properties, their functions) and always carry seconds and share of compile time.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
@@ -149,7 +150,10 @@ def _restarts(session: Session, total: float) -> Finding | None:
     wasted = wasted or sampled
     n = sum(f.restarts for f in frames)
     reasons = Counter(r for f in frames for r in f.restart_reasons)
-    why = f"; reason: {fmt.one_line(reasons.most_common(1)[0][0], 100)}" if reasons else ""
+    why = f"; reason: {fmt.one_line(reason_words(reasons.most_common(1)[0][0]), 120)}" if reasons else ""
+    site = next(((b.filename, b.lineno) for f in frames for b in f.graph_break_reasons if b.filename), None)
+    if site is not None:
+        why += f", raised at {fmt.location(site[0], site[1])}"
     by_cause = session.axes.restart_waste.by_cause if session.axes else {}
     if by_cause:
         what, _ = max(by_cause.items(), key=lambda kv: kv[1])
@@ -162,6 +166,29 @@ def _restarts(session: Session, total: float) -> Finding | None:
         f"frame{'s' * (len(frames) != 1)} threw away {fmt.seconds(wasted)} "
         f"({fmt.pct(wasted, total)} of compile){why}",
     )
+
+
+_EXC_CLASS = re.compile(r"^<class '(?:[\w.]+\.)?(\w+)'>$")
+_RESTART_WORDS = {
+    "UnspecializeRestartAnalysis": "Dynamo stopped specializing on a value it had treated as a constant",
+    "SpeculationRestartAnalysis": "Dynamo hit a graph break it could not resume from mid-inline",
+    "TensorifyScalarRestartAnalysis": "Dynamo turned a Python scalar into a tensor input",
+}
+
+
+def reason_words(reason: str) -> str:
+    """torch's restart or graph-break reason in words: the class name torch 2.4 gives explained,
+    and 2.5+'s 'X  Explanation: Y  Hint: ...' cut to 'X: Y' (the hints go with the graph break)."""
+    m = _EXC_CLASS.match(reason.strip())
+    if m:
+        name = m.group(1)
+        return f"{_RESTART_WORDS.get(name, name)} ({name})"
+    head, _, rest = reason.partition("Explanation:")
+    explanation = rest.split("Hint:", 1)[0].split("Developer debug context:", 1)[0]
+    text = fmt.one_line(head).rstrip(" .:")
+    if explanation.strip():
+        text += ": " + fmt.one_line(explanation).replace("Message: None", "").strip()
+    return text
 
 
 def discarded_seconds(f: CompiledFrame) -> float | None:
