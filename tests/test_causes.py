@@ -214,3 +214,15 @@ def test_registering_a_parametrization_while_dynamo_traces_is_a_parametrization_
     # library code is user code: a traced function in site-packages (not torch) names the cause
     ax = _axes_session(t, [_st(t, [("run", DYN + "symbolic_convert.py")], traced=[fwd])]).axes
     assert ax is not None and ax.causes == {"ParamWrapper.forward (layer.py:2698)": 1.0}
+
+
+def test_parametrize_code_running_for_real_during_a_compile_is_a_parametrization_cause() -> None:
+    """torch 2.4 does not trace the property: it deep-copies each parametrized module into fake
+    tensors, which runs parametrize.py's own code under the compiler."""
+    t = FunctionTable()
+    st = _st(t, [("run", DYN + "symbolic_convert.py"), ("deepcopy_to_fake_tensor", DYN + "utils.py"),
+                 ("default_deepcopy", SP + "torch/nn/utils/parametrize.py")],
+             traced=[t("Module.forward", "/work/u.py", 11, "traced")])
+    ax = _axes_session(t, [st]).axes
+    assert ax is not None and ax.causes == {CAUSE_PARAMETRIZATION: 1.0}
+    assert ax.parametrizations == {"parametrized modules (default_deepcopy while compiling)": 1.0}

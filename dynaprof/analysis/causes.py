@@ -206,6 +206,10 @@ def stack_cause(st: Stack, t: Tables, phase: str) -> tuple[str, str]:
     fn = t.functions
     if 0 <= st.cause < len(fn) and fn[st.cause].kind.startswith("cause:"):
         return node_cause(fn[st.cause])
+    for i in reversed(st.compiler):  # parametrize.py running for real while compiling (torch 2.4
+        f = fn[i]  # deep-copies parametrized modules into fake tensors, for one)
+        if PARAMETRIZE_FILE in f.filename.replace("\\", "/"):
+            return CAUSE_PARAMETRIZATION, f"parametrized modules ({f.name.rsplit('.', 1)[-1]} while compiling)"
     # Dynamo calls the backend from inside its translator loop, so the traced stack is still there
     # while AOT autograd and Inductor run: it names the cause only of Dynamo's own work
     if st.traced and phase not in _BACKEND:
