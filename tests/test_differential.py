@@ -55,6 +55,8 @@ def test_difference_reports_exit_status_and_the_differing_lines() -> None:
     assert "-result=1" in diff and "+result=2" in diff and "-b" in diff
     assert "AssertionError: Global grad_mode" in diff
     assert harness.first_difference(ref, harness.Outcome(0, "a\nB\nresult=1\n", "", 1.0)) == "line 2: 'b' -> 'B'"
+    crashed = harness.Outcome(1, "a\n", "Traceback\nAssertionError: Global grad_mode\n\ndynaprof: rendered x\n", 1.0)
+    assert harness.first_difference(ref, crashed) == "exit 0 -> 1 (AssertionError: Global grad_mode)"
 
 
 def test_py_spy_runs_are_skipped_with_the_reason_where_py_spy_cannot_run() -> None:

@@ -173,10 +173,16 @@ def difference(reference: Outcome, other: Outcome, label: str = "dynaprof") -> s
     return "\n".join(parts)
 
 
+#: the line of a traceback that names the exception (``AssertionError: ...``, ``torch._dynamo.exc.Unsupported: ...``)
+_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit|Unsupported)\b.*")
+
+
 def first_difference(reference: Outcome, other: Outcome) -> str:
     """One line: the exit statuses if they differ, else the first stdout line that differs."""
     if reference.returncode != other.returncode:
-        last = _tail(other.stderr, 1).strip()
+        lines = [ln.strip() for ln in other.stderr.splitlines() if ln.strip()]
+        errors = [ln for ln in lines if _ERROR_LINE.match(ln)]
+        last = (errors or lines or [""])[-1]
         return f"exit {reference.returncode} -> {other.returncode}" + (f" ({last[:160]})" if last else "")
     a, b = mask(reference.stdout).splitlines(), mask(other.stdout).splitlines()
     for i, (x, y) in enumerate(zip(a, b, strict=False)):
