@@ -22,8 +22,9 @@ def _frame_row(f: CompiledFrame) -> list[str]:
     name, filename, lineno = display_name(f)
     where = fmt.terminal_safe(f"{name} ({fmt.location(filename, lineno)})")
     status = "" if f.status == "ok" else f" [{f.status}]"
+    reset = "" if f.key.split(":bw")[0] == f.compile_id else f" (after reset {f.generation})"
     return [
-        fmt.terminal_safe(f.trace_id) + ("" if f.key.split(":bw")[0] == f.compile_id else f" (after reset {f.generation})"),
+        fmt.terminal_safe(f.trace_id) + reset,
         fmt.one_line(where, 60) + status,
         fmt.seconds(f.compile_time_s),
         str(f.restarts),
