@@ -140,7 +140,7 @@ REMEDIES: list[tuple[str, list[str], list[str]]] = [
      [str(CAUSES / "peft_merge.py")], [str(CAUSES / "peft_merge.py"), "--merge"]),
     ("no unwrap_tensor_subclass for torch.compile (torchao, aot_eager)",
      [str(CAUSES / "torchao_unwrap.py"), "--unwrap"], [str(CAUSES / "torchao_unwrap.py"), "--no-unwrap"]),
-    ("mark_dynamic / dynamic=True for a changing size (6 sizes)",
+    ("mark_dynamic / dynamic=True for a changing size (12 sizes)",
      [str(CAUSES / "changing_sizes.py")], [str(CAUSES / "changing_sizes.py"), "--dynamic"]),
     ("move the graph-breaking print() out of the compiled code",
      [str(CAUSES / "graph_break.py")], [str(CAUSES / "graph_break.py"), "--fixed"]),

@@ -1,6 +1,6 @@
 """A function called with a new input size each time: recompiles, unless compiled dynamic.
 
-    python benchmarks/causes/changing_sizes.py            # dynamic=False: one compile per size
+    python benchmarks/causes/changing_sizes.py            # dynamic=False: one compile per size (up to the limit)
     python benchmarks/causes/changing_sizes.py --dynamic  # dynamic=True: one compile
 """
 
@@ -21,7 +21,7 @@ def step(x: torch.Tensor) -> torch.Tensor:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dynamic", action="store_true")
-    ap.add_argument("--sizes", type=int, default=6)
+    ap.add_argument("--sizes", type=int, default=12)
     ap.add_argument("--backend", default="eager")
     args = ap.parse_args()
     fn = torch.compile(step, backend=args.backend, dynamic=bool(args.dynamic))
