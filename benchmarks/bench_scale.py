@@ -5,10 +5,17 @@ The largest case is 10,000 compiled frames and 1,000,000 samples, aggregated (as
 call graph (each function calls one of 4 others), like real compiler stacks where a few hundred
 functions recur; every stack is distinct, which is the expensive case for trees. Smaller cases
 (1/8, 1/4, 1/2) show how cost grows.
-Each case runs in a fresh subprocess so peak RSS is its own.
+Each case runs in a fresh subprocess so its peak memory is its own: the larger of the biggest
+process's peak RSS and the sampled proportional set size of all the report's processes together.
 
     .venv/bin/python benchmarks/bench_scale.py            # all sizes, Markdown table
     .venv/bin/python benchmarks/bench_scale.py --one 1.0  # one case (used by the driver)
+    .venv/bin/python benchmarks/bench_scale.py --seed 3   # render cost after the script, seed case
+
+``--seed N`` runs ``dynaprof run samples/parametrized_linear.py --both --repeat 3`` N times and
+reports, per run, the process wall, the script's own wall (the child, from session.json) and the
+difference: what dynaprof adds after (and just before) the script, i.e. start-up, assembling the
+session and writing every output. It also times ``dynaprof report`` re-rendering that folder.
 """
 
 from __future__ import annotations
@@ -85,6 +92,23 @@ def synthetic_session(frames: int, samples: int, stacks_per_frame: int = 10, fun
                    Samples("builtin", 1000.0, 1000.0, count, count / 1000, 0, all_stacks))
 
 
+def _tree_pss_kib(pid: int) -> int:
+    """Proportional set size (KiB) of ``pid`` and its descendants: pages shared between them
+    (a forked worker's) count once in all."""
+    total = 0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as fh:
+                total += next((int(line.split()[1]) for line in fh if line.startswith("Pss:")), 0)
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                todo += [int(c) for c in fh.read().split()]
+        except (OSError, ValueError):
+            pass
+    return total
+
+
 def one(scale: float) -> dict[str, object]:
     """Save a synthetic session, then time ``dynaprof report`` on it in a fresh process: load,
     attribution, every renderer and the atomic writes, as a user would run it."""
@@ -100,13 +124,19 @@ def one(scale: float) -> dict[str, object]:
         save_session(session, out)
         del session
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "dynaprof", "report", "-q", str(out)], cwd=ROOT,
-                              capture_output=True, text=True)
+        proc = subprocess.Popen([sys.executable, "-m", "dynaprof", "report", "-q", str(out)], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        tree_peak = 0
+        while proc.poll() is None:  # every process of the report (Graphviz, a DYNAPROF_JOBS=2 worker)
+            tree_peak = max(tree_peak, _tree_pss_kib(proc.pid))
+            time.sleep(0.02)
         wall = time.perf_counter() - t0
+        _, err = proc.communicate()
         if proc.returncode != 0:
-            raise SystemExit(proc.stderr)
-        sizes = {p.name: p.stat().st_size for p in out.rglob("*") if p.is_file()}
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            raise SystemExit(err)
+        sizes = {str(p.relative_to(out)): p.stat().st_size for p in out.rglob("*") if p.is_file()}
+    # the largest process exactly (ru_maxrss), or all of them together as sampled, whichever is more
+    peak = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, tree_peak) / 1024
     return {"scale": scale, "frames": frames, "samples": samples, "stacks": stacks, "report_s": round(wall, 1),
             "peak_mib": round(peak), "session_mb": round(sizes.get("session.json", 0) / 1e6, 1),
             "flame_mb": round(sizes.get("flame-compiler.svg", 0) / 1e6, 2),
@@ -114,11 +144,39 @@ def one(scale: float) -> dict[str, object]:
             "total_mb": round(sum(sizes.values()) / 1e6, 1)}
 
 
+def seed(rounds: int) -> None:
+    """Time what `dynaprof run` costs around the seed script (start-up, assembly, rendering)."""
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "seed"
+        for _ in range(rounds):
+            cmd = [sys.executable, "-m", "dynaprof", "run", "-q", "--force", "-o", str(out),
+                   "samples/parametrized_linear.py", "--both", "--repeat", "3"]
+            t0 = time.perf_counter()
+            subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
+            wall = time.perf_counter() - t0
+            child = json.loads((out / "session.json").read_text())["run"]["wall_s"]
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "dynaprof", "report", "-q", str(out)], cwd=ROOT, check=True,
+                           capture_output=True)
+            report = time.perf_counter() - t0
+            rows.append((wall, child, wall - child, report))
+            print(f"process {wall:.2f} s, script {child:.2f} s, around it {wall - child:.2f} s, "
+                  f"`dynaprof report` {report:.2f} s", file=sys.stderr)
+    med = [sorted(col)[len(col) // 2] for col in zip(*rows, strict=True)]
+    print(json.dumps({"process_s": round(med[0], 2), "script_s": round(med[1], 2), "around_s": round(med[2], 2),
+                      "ratio": round(med[0] / med[1], 3), "report_s": round(med[3], 2)}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--one", type=float, help="run one scale in this process and print JSON")
     ap.add_argument("--scales", default="0.125,0.25,0.5,1.0")
+    ap.add_argument("--seed", type=int, metavar="N", help="time N seed-case runs instead (see above)")
     args = ap.parse_args()
+    if args.seed is not None:
+        seed(args.seed)
+        return
     if args.one is not None:
         print(json.dumps(one(args.one)))
         return
@@ -128,7 +186,7 @@ def main() -> None:
         out = subprocess.run(cmd, capture_output=True, text=True, check=True)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
         print(f"scale {scale} done", file=sys.stderr)
-    print("| frames | samples | distinct stacks | `dynaprof report` wall | peak RSS | session.json "
+    print("| frames | samples | distinct stacks | `dynaprof report` wall | peak memory | session.json "
           "| flame-compiler.svg | report.html | all outputs |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
@@ -136,7 +194,9 @@ def main() -> None:
               f"| {r['session_mb']} MB | {r['flame_mb']} MB | {r['html_mb']} MB | {r['total_mb']} MB |")
     big, small = rows[-1], rows[0]
     growth = float(big["report_s"]) / max(1e-9, float(small["report_s"]))  # type: ignore[arg-type]
-    print(f"\ninput grew {float(big['scale']) / float(small['scale']):.0f}x, time grew {growth:.1f}x")
+    mem = float(big["peak_mib"]) / max(1e-9, float(small["peak_mib"]))  # type: ignore[arg-type]
+    print(f"\ninput grew {float(big['scale']) / float(small['scale']):.0f}x, time grew {growth:.1f}x, "
+          f"peak memory {mem:.1f}x")
 
 
 if __name__ == "__main__":
