@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from dynaprof.ingest.assemble import ParentFacts, assemble
-from dynaprof.ingest.torch_trace import import_torch_trace
+from dynaprof.ingest.trace_to_session import import_torch_trace
 from dynaprof.model.cache import CacheTally, cache_line, cache_totals, marker
 from dynaprof.model.session import CacheStats
 from dynaprof.model.store import load_session, session_from_text, session_to_text
@@ -72,7 +72,7 @@ def test_live_journal_instant_events_become_cache_markers() -> None:
 def test_older_sessions_without_the_new_fields_still_load() -> None:
     s = make_session([frame("0/0")])
     data = json.loads(session_to_text(s))
-    assert data["schema_version"] == 1
+    data["schema_version"] = 1  # as a session written before these fields existed
     for f in data["frames"]:
         for key in ("cache", "fail_filename", "fail_lineno", "collectives"):
             del f[key]

@@ -24,7 +24,7 @@ from typing import Any, cast
 from dynaprof import fmt
 from dynaprof.analysis.cause_table import session_cause_table
 from dynaprof.analysis.findings import findings, hottest, totals
-from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, CompiledFrame, Session
+from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, CompiledFrame, Session, display_name
 from dynaprof.render import markdown as md
 from dynaprof.render.base import Deferred, Files, RenderContext, Renderer
 
@@ -290,7 +290,8 @@ def _frames_table(s: Session) -> str:
     cols = [Col("compile id", code=True, nowrap=True), Col("function"), Col("location", code=True, nowrap=True),
             Col("status"), Col("time", True), Col("restarts", True), Col("graph breaks", True), Col("guards", True),
             Col("inlined calls", True), Col("graph ops", True)]
-    rows = [[(md.frame_id(f), float(i)), fmt.one_line(f.name, 200), fmt.location(f.filename, f.lineno), f.status,
+    rows = [[(md.frame_id(f), float(i)), fmt.one_line(display_name(f)[0], 200),
+             fmt.location(display_name(f)[1], display_name(f)[2]), f.status,
              secs(f.compile_time_s), num(f.restarts), num(f.graph_breaks), num(f.guard_count),
              num(f.inlined_calls), num(f.graph_op_count)] for i, f in enumerate(ordered[:MAX_TABLE_ROWS])]
     return section("frames", f"Compiled frames ({len(ordered):,})",

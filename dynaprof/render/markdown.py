@@ -19,7 +19,7 @@ from dynaprof import fmt
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
 from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.model.cache import cache_line, cache_totals
-from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, FunctionRef, Session
+from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, FunctionRef, Session, display_name
 from dynaprof.render.base import Files, RenderContext
 
 #: hard cap on the summary's length (GitHub's comment limit is 65,536)
@@ -227,8 +227,10 @@ def _frames(s: Session, rows: int) -> str:
     if not s.frames:
         return ""
     ordered = frames_by_time(s)
-    body = [[md_escape(frame_id(f)), f"{md_escape(f.name)} ({md_escape(fmt.location(f.filename, f.lineno))})",
-             frame_time(f), str(f.restarts), str(f.graph_breaks), fmt.count(f.guard_count)] for f in ordered[:rows]]
+    shown = [(f, display_name(f)) for f in ordered[:rows]]
+    body = [[md_escape(frame_id(f)), f"{md_escape(name)} ({md_escape(fmt.location(filename, lineno))})",
+             frame_time(f), str(f.restarts), str(f.graph_breaks), fmt.count(f.guard_count)]
+            for f, (name, filename, lineno) in shown]
     table = md_table(["compile id", "location", "time", "restarts", "graph breaks", "guards"], body,
                      len(ordered), "frames", "llrrrr")
     return f"#### Compiled frames (slowest first)\n\n{table}"
