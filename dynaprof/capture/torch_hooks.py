@@ -401,6 +401,12 @@ class Recorder:
                 self.warn(f"torch {torch.__version__}: {name} not captured ({type(e).__name__}: {e})")
         self.emit({"t": "hooks", "items": self.hooks})
         self._knows_attempt = "phases" in self.hooks or "traced_stack" in self.hooks
+        if "phases" not in self.hooks:
+            self.warn(
+                f"torch {torch.__version__}: lazy backward compiles (at the first .backward()) are not sampled: "
+                "they are found from torch's phase events, which this torch does not have; their metrics, where "
+                "torch logs them, still become backward frames"
+            )
 
     def _hook_compile(self) -> None:
         cf = _private("torch._dynamo.convert_frame")
