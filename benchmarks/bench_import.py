@@ -95,7 +95,7 @@ _CHILD = """
 import json, sys, time
 from pathlib import Path
 t = time.perf_counter()
-from dynaprof.ingest.torch_trace import import_torch_trace
+from dynaprof.ingest.trace_to_session import import_torch_trace
 s = import_torch_trace(Path(sys.argv[1]))
 print(json.dumps({"seconds": time.perf_counter() - t, "frames": len(s.frames), "warnings": s.capture.warnings}))
 """

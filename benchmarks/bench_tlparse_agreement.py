@@ -39,7 +39,8 @@ if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))  # appended: a dynaprof on PYTHONPATH (an older checkout) wins
 
 from dynaprof.errors import DynaprofError  # noqa: E402
-from dynaprof.ingest.torch_trace import import_torch_trace, rank_logs  # noqa: E402
+from dynaprof.ingest.torch_trace import rank_logs  # noqa: E402
+from dynaprof.ingest.trace_to_session import import_torch_trace  # noqa: E402
 from dynaprof.model.session import CompiledFrame, Session  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "tlparse-logs"

@@ -17,10 +17,9 @@ import importlib
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: `import dynaprof` does not import typing
 
-__version__ = "0.1.0"
-
 #: public name -> (module, attribute)
 _EXPORTS: dict[str, tuple[str, str]] = {
+    "__version__": ("dynaprof.version", "__version__"),
     "profile": ("dynaprof.api", "profile"),
     "Profile": ("dynaprof.api", "Profile"),
     "ProfileError": ("dynaprof.api", "ProfileError"),
@@ -60,6 +59,7 @@ if TYPE_CHECKING:
     from dynaprof.api import Profile, ProfileError, load_session, profile
     from dynaprof.errors import DynaprofError
     from dynaprof.model.session import Session
+    from dynaprof.version import __version__
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,6 @@ docs/python-api.md; the stable surface is what ``dynaprof/__init__.py`` exports.
 from __future__ import annotations
 
 import atexit
-import datetime
 import fnmatch
 import functools
 import os
@@ -22,13 +21,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
+from dynaprof.cli.common import RUNS_DIR, default_run_dir
 from dynaprof.errors import DynaprofError
 
 if TYPE_CHECKING:
     from dynaprof.capture.core import Capture
     from dynaprof.model.session import Session
 
-RUNS_DIR = "dynaprof-runs"
 JOURNAL_FILE = "journal.jsonl"  # the capture journal's name in a run folder (capture.journal)
 
 P = ParamSpec("P")
@@ -47,16 +46,6 @@ RUN_OUTPUTS = (
 
 class ProfileError(DynaprofError):
     """Misuse of ``dynaprof.profile`` (nested profiles, a non-empty folder, bad options)."""
-
-
-def default_run_dir(stem: str) -> Path:
-    """./dynaprof-runs/<stem>-<timestamp>, made unique with a counter (as ``dynaprof run``)."""
-    base = Path(RUNS_DIR) / f"{stem}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
-    path, n = base, 1
-    while path.exists():
-        n += 1
-        path = base.with_name(f"{base.name}-{n}")
-    return path
 
 
 def clear_previous_run(run_dir: Path) -> bool:
@@ -255,9 +244,11 @@ class Profile:
         try:
             if self.render:
                 self.written, self.notes = render_outputs(session, run_dir, options)
-            else:
+            else:  # session.json only: with its derived data, as render_outputs stores it
+                from dynaprof.analysis.attribution import apply_attribution
                 from dynaprof.model.store import save_session
 
+                apply_attribution(session)
                 self.written, self.notes = [save_session(session, run_dir)], []
         except DynaprofError as e:  # the program goes on; the journal is kept for `dynaprof report`
             sys.stderr.write(f"dynaprof: error: {e.message}; the capture journal is kept: re-run "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 _SITE = re.compile(r".*/(?:site|dist)-packages/")
+_UNSAFE_KEY = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def seconds(s: float | None) -> str:
@@ -90,3 +91,11 @@ def exit_fact(reason: str, status: int | None) -> str:
     if status is None:
         return "profiled in-process" + (", the block raised" if reason == "exception" else "")
     return f"{reason}, status {status}"
+
+
+def safe_key(key: str) -> str:
+    """A compile key as a file name: ``0/0#1`` -> ``0_0-1``, ``!0/0/0`` -> ``x0_0_0``."""
+    out = _UNSAFE_KEY.sub("_", key.replace("/", "_").replace("#", "-").replace("!", "x"))
+    if not out or out.startswith("."):
+        out = "_" + out
+    return out

@@ -19,7 +19,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from dynaprof.api import RUNS_DIR, Profile, ProfileError, clear_previous_run, default_run_dir
+from dynaprof.api import Profile, ProfileError, clear_previous_run
+from dynaprof.cli.common import RUNS_DIR, default_run_dir
 
 MAGIC = "dynaprof"
 

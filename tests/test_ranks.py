@@ -16,6 +16,7 @@ from dynaprof.analysis.ranks import merge_ranks, odd_ones, rank_list, summary_to
 from dynaprof.capture import ranks as cr
 from dynaprof.cli import build_parser, main, ranks_support
 from dynaprof.model import CompiledFrame, Session, load_session, save_session
+from dynaprof.model.store import rank_dir_name
 from dynaprof.render.ranks import ranks_html, ranks_markdown, ranks_text, render_ranks
 from tests.conftest import ROOT, run_dynaprof
 from tests.factories import frame, make_session
@@ -35,7 +36,7 @@ def fwd(key: str = "0/0", start: float = 1.0, **kw: object) -> CompiledFrame:
 
 def job(tmp: Path, sessions: dict[int, Session]) -> Path:
     for r, s in sessions.items():
-        save_session(s, tmp / cr.rank_dir_name(r))
+        save_session(s, tmp / rank_dir_name(r))
     return tmp
 
 
@@ -134,7 +135,7 @@ def test_rank_env_detection() -> None:
     assert cr.rank_env({"RANK": "2", "WORLD_SIZE": "2"}) is None
     assert cr.inside_torchrun({"TORCHELASTIC_RUN_ID": "x"}) and not cr.inside_torchrun({})
     assert cr.parse_rank_dir("rank-12") == 12 and cr.parse_rank_dir("rank-x") is None
-    assert cr.rank_dir_name(3) == "rank-3"
+    assert rank_dir_name(3) == "rank-3"
 
 
 def test_shared_run_name_is_the_same_on_every_rank() -> None:

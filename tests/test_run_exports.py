@@ -63,7 +63,7 @@ def test_torch_trace_export_opens_in_tlparse(run: CliResult) -> None:
     metrics = list(out.glob("*/compilation_metrics*.html"))
     assert metrics, "tlparse found the compile's metrics"
     # and dynaprof's own importer reads the same log back to the same frame
-    from dynaprof.ingest.torch_trace import import_torch_trace
+    from dynaprof.ingest.trace_to_session import import_torch_trace
 
     imported = import_torch_trace(logs[0])
     live = load_session(run.run_dir)

@@ -18,10 +18,10 @@ from dynaprof.analysis.stacks import (
     folded_lines,
     frames_with_samples,
     parse_folded,
-    safe_key,
     short_filename,
     tree_from_folded,
 )
+from dynaprof.fmt import safe_key
 from dynaprof.model import FunctionRef, InlineStack, Session, Stack
 from dynaprof.model.session import PHASES
 

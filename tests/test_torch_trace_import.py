@@ -24,12 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynaprof.errors import DynaprofError
-from dynaprof.ingest.torch_trace import (
-    import_torch_trace,
-    import_torch_trace_ranks,
-    is_torch_trace,
-    parse_graph_break,
-)
+from dynaprof.ingest.torch_trace import is_torch_trace, parse_graph_break
+from dynaprof.ingest.trace_to_session import import_torch_trace, import_torch_trace_ranks
 from dynaprof.model.session import Session
 from dynaprof.model.store import session_from_text, session_to_text
 

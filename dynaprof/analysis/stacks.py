@@ -48,7 +48,6 @@ SYNTHETIC = "synthetic"
 
 _SITE_RE = re.compile(r"^.*?[/\\](?:site|dist)-packages[/\\]")
 _STDLIB_RE = re.compile(r"^.*?[/\\]lib[/\\]python\d+(?:\.\d+)?[/\\]")
-_UNSAFE_KEY_RE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 @dataclass(slots=True)
@@ -403,11 +402,3 @@ def tree_from_folded(text: str, unit: Literal["us", "samples"] = "us", root_name
             else:
                 root.add_path(path, 0.0, int(value))
     return root
-
-
-def safe_key(key: str) -> str:
-    """A compile key as a file name: ``0/0#1`` -> ``0_0-1``, ``!0/0/0`` -> ``x0_0_0``."""
-    out = _UNSAFE_KEY_RE.sub("_", key.replace("/", "_").replace("#", "-").replace("!", "x"))
-    if not out or out.startswith("."):
-        out = "_" + out
-    return out

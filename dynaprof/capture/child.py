@@ -27,9 +27,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from dynaprof import __version__
 from dynaprof.capture.core import IN_PROCESS, Capture, CaptureOptions, DynamoWatcher, int_env
 from dynaprof.capture.journal import JournalWriter
+from dynaprof.version import __version__
 
 CONFIG_ENV = "DYNAPROF_CHILD"
 

@@ -36,14 +36,24 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from dynaprof import __version__
 from dynaprof.capture.journal import JournalWriter
 from dynaprof.capture.sampler import Sampler
-from dynaprof.capture.stacks import FunctionTable, make_walker
+from dynaprof.capture.stacks import LEGACY_WALKER_ENV, FunctionTable, Markers, StackWalker, TracedStacks
+from dynaprof.version import __version__
 
 if TYPE_CHECKING:
     from dynaprof.capture.torch_hooks import Recorder
 
+
+
+def make_walker(table: FunctionTable, markers: Markers, traced: TracedStacks) -> StackWalker:
+    """The walker, or the legacy one when the test-only switch is set (here, not in
+    ``capture.stacks``, which the legacy walker builds on)."""
+    if os.environ.get(LEGACY_WALKER_ENV) == "1":
+        from dynaprof.capture.legacy_walker import LegacyStackWalker
+
+        return LegacyStackWalker(table, markers)  # type: ignore[return-value]
+    return StackWalker(table, markers, traced)
 
 @dataclass
 class CaptureOptions:

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from dynaprof.analysis.stacks import safe_key  # the same file names as the per-compile graphs
+from dynaprof.fmt import safe_key  # the same file names as the per-compile graphs
 
 
 class CompileProfiler:

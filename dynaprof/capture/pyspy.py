@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dynaprof.analysis.attribution import apply_attribution
 from dynaprof.model.session import CompiledFrame, FunctionRef, Samples, Session, Stack
 
 OUTPUT = "pyspy-trace.json"
@@ -147,7 +146,6 @@ class PySpy:
             "py-spy sampler: compiler view only (it cannot read frame locals, so "
             "the traced-code view and parametrization detection need --sampler builtin)"
         )
-        apply_attribution(session)
 
 
 def _epoch_ns(session: Session) -> int:

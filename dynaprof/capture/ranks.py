@@ -19,8 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-#: rank folders inside a multi-rank run folder: rank-0, rank-1, ...
-RANK_DIR_PREFIX = "rank-"
 #: set by ``dynaprof run --nproc-per-node`` for its ranks: the launcher prints the merged view,
 #: so the ranks neither wait for each other nor print it (and a world of 1 still gets rank-0/)
 LAUNCHER_ENV = "DYNAPROF_RANKS_LAUNCHER"
@@ -72,10 +70,6 @@ def inside_torchrun(environ: Mapping[str, str] | None = None) -> bool:
     """True in any process torchrun started (also a world of one)."""
     env = os.environ if environ is None else environ
     return "RANK" in env or "TORCHELASTIC_RUN_ID" in env
-
-
-def rank_dir_name(rank: int) -> str:
-    return f"{RANK_DIR_PREFIX}{rank}"
 
 
 def parse_rank_dir(name: str) -> int | None:

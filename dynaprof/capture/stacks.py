@@ -275,12 +275,3 @@ def orphaned_frames(held: list[FrameType]) -> bool:
         if sys.getrefcount(fr) <= 3:
             return True
     return False
-
-
-def make_walker(table: FunctionTable, markers: Markers, traced: TracedStacks) -> StackWalker:
-    """The walker, or the legacy one when the test-only switch is set."""
-    if os.environ.get(LEGACY_WALKER_ENV) == "1":
-        from dynaprof.capture.legacy_walker import LegacyStackWalker
-
-        return LegacyStackWalker(table, markers)  # type: ignore[return-value]
-    return StackWalker(table, markers, traced)

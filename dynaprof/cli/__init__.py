@@ -11,9 +11,9 @@ import argparse
 import importlib
 import sys
 
-from dynaprof import __version__
 from dynaprof.cli.common import Command
 from dynaprof.errors import EXIT_BAD_INPUT, DynaprofError
+from dynaprof.version import __version__
 
 #: subcommand modules, in the order `--help` lists them
 _COMMAND_MODULES = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import sys
 from pathlib import Path
 from typing import Protocol
@@ -10,6 +11,19 @@ from typing import Protocol
 from dynaprof.errors import DynaprofError
 from dynaprof.model.store import atomic_write
 from dynaprof.render.base import Deferred, Files
+
+#: where ``run``, an imported TORCH_TRACE log and ``dynaprof.profile()`` put a run folder by default
+RUNS_DIR = "dynaprof-runs"
+
+
+def default_run_dir(stem: str) -> Path:
+    """./dynaprof-runs/<script>-<timestamp>, made unique with a counter."""
+    base = Path(RUNS_DIR) / f"{stem}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
 
 
 class Command(Protocol):

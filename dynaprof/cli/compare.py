@@ -15,8 +15,8 @@ from dynaprof import fmt
 from dynaprof.analysis.compare import Comparison, cause_changes, cause_text, compare_sessions, value
 from dynaprof.cli import ranks_support
 from dynaprof.cli.common import display_path, info, prepare_out_dir, write_files
-from dynaprof.model.session import CATEGORY_LABELS
-from dynaprof.model.store import SESSION_FILE, load_session
+from dynaprof.model.session import CATEGORY_LABELS, Session
+from dynaprof.model.store import SESSION_FILE, load_session, rank_dir_name
 from dynaprof.render.compare_report import render_compare
 
 COMPARE_DIR = "dynaprof-compare"
@@ -59,6 +59,52 @@ def explain_lines(cmp: Comparison, limit: int = 3) -> list[str]:
     return [fmt.terminal_safe(line) for line in out if line]
 
 
+def compare_ranks(base: Path, new: Path, out: Path | None, normalize: bool, force: bool) -> int:
+    """Rank-by-rank ``dynaprof compare``: each rank of BASE with the same rank of NEW (a single
+    run on one side is compared with every rank of the other), into ``OUT/rank-N/``, plus an
+    index (``compare.md``, ``compare.html``) with each rank's headline."""
+    from dynaprof.render.ranks import RankComparison, compare_index
+
+    bs, ns = ranks_support.rank_sides(base), ranks_support.rank_sides(new)
+    ranks = sorted(set(bs or {}) | set(ns or {}))
+    names = (run_name(base), run_name(new))
+    if names[0] == names[1]:
+        names = (f"{names[0]}-base", f"{names[1]}-new")
+    out_dir = prepare_out_dir(out or default_out_dir(*names), force)
+    rows: list[RankComparison] = []
+    loaded: tuple[dict[int, Session], dict[int, Session]] = ({}, {})
+    info(f"dynaprof compare (rank by rank): {names[0]} -> {names[1]}{' (normalized)' if normalize else ''}")
+    for rank in ranks:
+        bp = base if bs is None else bs.get(rank)
+        np_ = new if ns is None else ns.get(rank)
+        b = load_session(bp) if bp is not None else None
+        n = load_session(np_) if np_ is not None else None
+        if b is not None and bs is not None:
+            loaded[0][rank] = b
+        if n is not None and ns is not None:
+            loaded[1][rank] = n
+        if b is None or n is None:
+            side = "BASE" if b is None else "NEW"
+            rows.append(RankComparison(rank, b.total_compile_s if b else None, n.total_compile_s if n else None,
+                                       f"no session for this rank in {side}", None))
+            continue
+        cmp = compare_sessions(b, n, normalize=normalize)
+        folder = rank_dir_name(rank)
+        rank_names = (f"{names[0]}-{folder}", f"{names[1]}-{folder}")
+        write_files(out_dir / folder, render_compare(cmp, b, n, names=rank_names))
+        rows.append(RankComparison(rank, b.total_compile_s, n.total_compile_s, cmp.headline, folder))
+        info(f"  rank {rank}: {cmp.headline}")
+    divs = None
+    from dynaprof.analysis.ranks import merge_ranks
+
+    if bs is not None and ns is not None and loaded[0] and loaded[1]:
+        divs = (len(merge_ranks(loaded[0]).divergences), len(merge_ranks(loaded[1]).divergences))
+        info(f"  divergences between ranks: {divs[0]:,} in BASE, {divs[1]:,} in NEW")
+    written = write_files(out_dir, compare_index(rows, names, divs))
+    info(f"wrote {display_path(out_dir)}/: " + ", ".join(p.name for p in written) + " and rank-N/compare.*")
+    return 0
+
+
 class CompareCommand:
     name = "compare"
     help = "compare two runs: compile-time deltas per frame and category, differential flamegraphs"
@@ -85,7 +131,7 @@ class CompareCommand:
             args.base, args.new = ranks_support.pick_rank(args.base, args.rank), ranks_support.pick_rank(args.new,
                                                                                                          args.rank)
         elif ranks_support.is_multi_rank_dir(args.base) or ranks_support.is_multi_rank_dir(args.new):
-            return ranks_support.compare_ranks(args.base, args.new, args.output, args.normalize, args.force)
+            return compare_ranks(args.base, args.new, args.output, args.normalize, args.force)
         base = load_session(args.base)
         new = load_session(args.new)
         names = (run_name(args.base), run_name(args.new))

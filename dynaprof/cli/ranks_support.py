@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING
 from dynaprof import fmt
 from dynaprof.capture import ranks as cr
 from dynaprof.capture.journal import JOURNAL_FILE
-from dynaprof.cli.common import display_path, info, prepare_out_dir, write_files
+from dynaprof.cli.common import RUNS_DIR, default_run_dir, display_path, info, prepare_out_dir, write_files
+from dynaprof.cli.run_options import add_run_options
 from dynaprof.errors import DynaprofError, SessionError
 from dynaprof.model.session import Session
-from dynaprof.model.store import SESSION_FILE, load_session
+from dynaprof.model.store import SESSION_FILE, load_session, rank_dir_name
 from dynaprof.render.base import RenderOptions
 
 if TYPE_CHECKING:  # the merge and its renderers are imported on use: every `dynaprof` command imports this
@@ -52,10 +53,8 @@ def rank_run_dir(args_output: Path | None, stem: str, env: cr.RankEnv | None = N
     env = env or current_rank()
     if env is None:
         raise DynaprofError("not a rank of a multi-rank (torchrun) job")
-    from dynaprof.cli.run import RUNS_DIR
-
     base = args_output if args_output is not None else Path(RUNS_DIR) / cr.shared_run_name(stem, env)
-    return base / cr.rank_dir_name(env.rank)
+    return base / rank_dir_name(env.rank)
 
 
 def prepare_rank_dir(args_output: Path | None, stem: str, force: bool) -> Path:
@@ -157,7 +156,7 @@ def maybe_write_merged(job_dir: Path, world_size: int | None = None,
     """Write the merged view if every rank of ``world_size`` has saved its session (else None)."""
     if world_size is None:
         return write_merged(job_dir, options or RenderOptions())
-    if not all((job_dir / cr.rank_dir_name(r) / SESSION_FILE).exists() for r in range(world_size)):
+    if not all((job_dir / rank_dir_name(r) / SESSION_FILE).exists() for r in range(world_size)):
         return None
     sessions, _ = rank_sessions(job_dir)
     if any(r not in sessions for r in range(world_size)):
@@ -180,10 +179,8 @@ def _print_merged_written(job_dir: Path) -> None:
 def forwarded_options(args: argparse.Namespace) -> list[str]:
     """The `dynaprof run` options of ``args`` that differ from their defaults, as command-line
     words for the ranks (all but -o, --nproc-per-node and the target)."""
-    from dynaprof.cli.run import COMMAND
-
     parser = argparse.ArgumentParser(add_help=False)
-    COMMAND.prepare_parser(parser)
+    add_run_options(parser)
     out: list[str] = []
     for action in parser._actions:
         if not action.option_strings or action.dest in _NOT_FORWARDED:
@@ -260,7 +257,7 @@ def report_multi_rank(job_dir: Path, options: RenderOptions, output: Path | None
                       quiet: bool = False) -> int:
     """``dynaprof report DIR``: re-render every rank folder, then the merged view."""
     from dynaprof.cli.outputs import render_outputs
-    from dynaprof.cli.report import load_any
+    from dynaprof.cli.sessions import load_any
 
     out_dir = prepare_out_dir(output, force) if output is not None else job_dir
     sessions: dict[int, Session] = {}
@@ -272,7 +269,7 @@ def report_multi_rank(job_dir: Path, options: RenderOptions, output: Path | None
         except DynaprofError as e:
             info(f"dynaprof: rank {rank}: skipped: {e.message}")
             continue
-        dest = out_dir / cr.rank_dir_name(rank)
+        dest = out_dir / rank_dir_name(rank)
         if dest != src:
             prepare_out_dir(dest, force)
         _, notes = render_outputs(session, dest, options, run_dir=source_dir)
@@ -310,18 +307,17 @@ def report_trace_ranks(log_dir: Path, options: RenderOptions, output: Path | Non
     """``dynaprof report DIR`` on a folder of per-rank TORCH_TRACE logs: import every rank into
     ``OUT/rank-N/`` and write the merged view, as ``dynaprof run --nproc-per-node`` does."""
     from dynaprof.cli.outputs import render_outputs
-    from dynaprof.ingest.torch_trace import import_torch_trace_ranks, rank_logs
+    from dynaprof.ingest.torch_trace import rank_logs
+    from dynaprof.ingest.trace_to_session import import_torch_trace_ranks
 
     logs = rank_logs(log_dir)
     sessions = import_torch_trace_ranks(log_dir, strict=strict)
     if output is not None:
         out_dir = prepare_out_dir(output, force)
     else:
-        from dynaprof.cli.run import default_run_dir
-
         out_dir = prepare_out_dir(default_run_dir(log_dir.resolve().name or "trace"), False)
     for rank, session in sessions.items():
-        dest = prepare_out_dir(out_dir / cr.rank_dir_name(rank), force)
+        dest = prepare_out_dir(out_dir / rank_dir_name(rank), force)
         _, notes = render_outputs(session, dest, options, run_dir=dest)
         if not quiet:
             info(rank_line(f"rank {rank} ({logs[rank].name})", session, dest))
@@ -344,7 +340,7 @@ def report_trace_ranks(log_dir: Path, options: RenderOptions, output: Path | Non
 # compare
 
 
-def _sides(path: Path) -> dict[int, Path] | None:
+def rank_sides(path: Path) -> dict[int, Path] | None:
     """rank -> folder for a multi-rank folder; None for a single run."""
     if not is_multi_rank_dir(path):
         return None
@@ -353,58 +349,9 @@ def _sides(path: Path) -> dict[int, Path] | None:
 
 def pick_rank(path: Path, rank: int) -> Path:
     """``--rank N``: the rank's run folder of a multi-rank folder (a single run stays itself)."""
-    sides = _sides(path)
+    sides = rank_sides(path)
     if sides is None:
         return path
     if rank not in sides:
         raise DynaprofError(f"{path}: no session for rank {rank} (ranks: {', '.join(map(str, sides)) or 'none'})")
     return sides[rank]
-
-
-def compare_ranks(base: Path, new: Path, out: Path | None, normalize: bool, force: bool) -> int:
-    """Rank-by-rank ``dynaprof compare``: each rank of BASE with the same rank of NEW (a single
-    run on one side is compared with every rank of the other), into ``OUT/rank-N/``, plus an
-    index (``compare.md``, ``compare.html``) with each rank's headline."""
-    from dynaprof.analysis.compare import compare_sessions
-    from dynaprof.cli.compare import default_out_dir, run_name
-    from dynaprof.render.compare_report import render_compare
-    from dynaprof.render.ranks import RankComparison, compare_index
-
-    bs, ns = _sides(base), _sides(new)
-    ranks = sorted(set(bs or {}) | set(ns or {}))
-    names = (run_name(base), run_name(new))
-    if names[0] == names[1]:
-        names = (f"{names[0]}-base", f"{names[1]}-new")
-    out_dir = prepare_out_dir(out or default_out_dir(*names), force)
-    rows: list[RankComparison] = []
-    loaded: tuple[dict[int, Session], dict[int, Session]] = ({}, {})
-    info(f"dynaprof compare (rank by rank): {names[0]} -> {names[1]}{' (normalized)' if normalize else ''}")
-    for rank in ranks:
-        bp = base if bs is None else bs.get(rank)
-        np_ = new if ns is None else ns.get(rank)
-        b = load_session(bp) if bp is not None else None
-        n = load_session(np_) if np_ is not None else None
-        if b is not None and bs is not None:
-            loaded[0][rank] = b
-        if n is not None and ns is not None:
-            loaded[1][rank] = n
-        if b is None or n is None:
-            side = "BASE" if b is None else "NEW"
-            rows.append(RankComparison(rank, b.total_compile_s if b else None, n.total_compile_s if n else None,
-                                       f"no session for this rank in {side}", None))
-            continue
-        cmp = compare_sessions(b, n, normalize=normalize)
-        folder = cr.rank_dir_name(rank)
-        rank_names = (f"{names[0]}-{folder}", f"{names[1]}-{folder}")
-        write_files(out_dir / folder, render_compare(cmp, b, n, names=rank_names))
-        rows.append(RankComparison(rank, b.total_compile_s, n.total_compile_s, cmp.headline, folder))
-        info(f"  rank {rank}: {cmp.headline}")
-    divs = None
-    from dynaprof.analysis.ranks import merge_ranks
-
-    if bs is not None and ns is not None and loaded[0] and loaded[1]:
-        divs = (len(merge_ranks(loaded[0]).divergences), len(merge_ranks(loaded[1]).divergences))
-        info(f"  divergences between ranks: {divs[0]:,} in BASE, {divs[1]:,} in NEW")
-    written = write_files(out_dir, compare_index(rows, names, divs))
-    info(f"wrote {display_path(out_dir)}/: " + ", ".join(p.name for p in written) + " and rank-N/compare.*")
-    return 0

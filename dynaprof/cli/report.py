@@ -10,50 +10,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from dynaprof.capture.journal import JOURNAL_FILE, read_journal
 from dynaprof.cli import ranks_support
-from dynaprof.cli.common import info, prepare_out_dir
+from dynaprof.cli.common import default_run_dir, prepare_out_dir
 from dynaprof.cli.outputs import add_render_options, print_written, render_options, render_outputs
-from dynaprof.errors import DynaprofError
+from dynaprof.cli.sessions import load_any
 from dynaprof.model.session import Session
-from dynaprof.model.store import SESSION_FILE, load_session
-
-
-def _is_trace(path: Path) -> bool:
-    try:
-        from dynaprof.ingest.torch_trace import is_torch_trace
-    except ImportError:
-        return False
-    return bool(is_torch_trace(path))
-
-
-def load_any(path: Path, strict: bool = False, rank: int | None = None) -> tuple[Session, Path, bool]:
-    """(session, the folder its side files live in, whether it came from a TORCH_TRACE log)."""
-    if not path.exists():
-        raise DynaprofError(f"{path}: no such file or folder")
-    if path.is_dir() and (path / SESSION_FILE).exists():
-        return load_session(path), path, False
-    if path.is_file() and path.name == SESSION_FILE:
-        return load_session(path), path.parent, False
-    if path.is_dir() and (path / JOURNAL_FILE).exists():
-        from dynaprof.ingest.assemble import ParentFacts, assemble
-
-        info(f"dynaprof: {path} has no session.json; rebuilding it from the capture journal")
-        facts = ParentFacts(
-            command=["dynaprof", "report", str(path)],
-            exit_status=None,
-            run_dir=str(path.resolve()),
-            notes=["rebuilt from the journal of a dynaprof run that did not finish saving"],
-        )
-        return assemble((r for _, r in read_journal(path / JOURNAL_FILE)), facts), path, False
-    if _is_trace(path):
-        from dynaprof.ingest.torch_trace import import_torch_trace
-
-        return import_torch_trace(path, strict=strict, rank=rank), path if path.is_dir() else path.parent, True
-    if path.is_file() and path.suffix == ".json":
-        return load_session(path), path.parent, False
-    raise DynaprofError(f"{path}: not a dynaprof run folder, session.json or TORCH_TRACE log")
-
 
 #: renderers that draw only samples or cProfile data (and import networkx): skipped when there is none
 _SAMPLE_RENDERERS = ("callgraph", "snakeviz_profile")
@@ -103,8 +64,6 @@ class ReportCommand:
         if args.output is not None:
             out_dir = prepare_out_dir(args.output, args.force)
         elif imported:
-            from dynaprof.cli.run import default_run_dir
-
             out_dir = prepare_out_dir(default_run_dir(args.path.resolve().name.split(".")[0] or "trace"), False)
         else:
             out_dir = source_dir

@@ -3,27 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import sys
 from pathlib import Path
 
 from dynaprof import fmt
-from dynaprof.cli.common import display_path, info, prepare_out_dir
-from dynaprof.cli.outputs import add_render_options, render_options
+from dynaprof.cli.common import default_run_dir, display_path, info, prepare_out_dir
+from dynaprof.cli.outputs import render_options
+from dynaprof.cli.run_options import add_run_options
 from dynaprof.errors import DynaprofError
-
-RUNS_DIR = "dynaprof-runs"
-
-
-def default_run_dir(stem: str) -> Path:
-    """./dynaprof-runs/<script>-<timestamp>, made unique with a counter."""
-    base = Path(RUNS_DIR) / f"{stem}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
-    path, n = base, 1
-    while path.exists():
-        n += 1
-        path = base.with_name(f"{base.name}-{n}")
-    return path
 
 
 def _target(args: argparse.Namespace) -> tuple[str, str, list[str]]:
@@ -58,54 +46,7 @@ class RunCommand:
     )
 
     def prepare_parser(self, p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "-o", "--output", type=Path, metavar="DIR", help=f"run folder (default: a new folder under ./{RUNS_DIR}/)"
-        )
-        p.add_argument("--force", action="store_true", help="write into an existing non-empty DIR")
-        p.add_argument(
-            "--sampler",
-            choices=("builtin", "py-spy", "none"),
-            default="builtin",
-            help="stack sampler during compiles (default: builtin, in-process)",
-        )
-        p.add_argument(
-            "--rate",
-            type=float,
-            default=None,
-            metavar="HZ",
-            help="samples per second of wall time (default 1000 builtin, 100 py-spy)",
-        )
-        p.add_argument("--native", action="store_true", help="with --sampler py-spy: include C/C++ frames")
-        p.add_argument(
-            "--cprofile",
-            action="store_true",
-            help="also run cProfile during compiles (exact call counts; slows compiles ~2x)",
-        )
-        p.add_argument(
-            "--torch-trace", type=Path, metavar="DIR", help="also write a TORCH_TRACE log (for tlparse) into DIR"
-        )
-        p.add_argument(
-            "--inline-profile",
-            action="store_true",
-            help="also enable torch's built-in Dynamo profiler (per-inline trace times; torch 2.13's "
-            "profiler crashes compiles that restart after a graph break)",
-        )
-        p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
-        p.add_argument(
-            "--nproc-per-node",
-            metavar="N",
-            help="run N ranks with torchrun (torch.distributed.run --standalone): one run folder per rank "
-            "in DIR/rank-<N>/ and a merged view in DIR/ranks.html (docs/multi-rank.md)",
-        )
-        add_render_options(p)
-        p.add_argument(
-            "-m",
-            dest="module",
-            nargs=argparse.REMAINDER,
-            metavar="MODULE ...",
-            help="run a library module as a script (like python -m)",
-        )
-        p.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]")
+        add_run_options(p)
 
     def run(self, args: argparse.Namespace) -> int:
         # imported here: every other command (report, compare...) starts without them

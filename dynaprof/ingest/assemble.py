@@ -32,8 +32,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynaprof import __version__
-from dynaprof.analysis.attribution import apply_attribution
 from dynaprof.model.cache import CacheTally
 from dynaprof.model.session import (
     SCHEMA_VERSION,
@@ -51,6 +49,7 @@ from dynaprof.model.session import (
     Span,
     Stack,
 )
+from dynaprof.version import __version__
 
 #: CompilationMetrics fields kept verbatim in CompiledFrame.metrics (the rest have own fields)
 KEPT_METRICS = (
@@ -506,9 +505,7 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
     spans = list(b.run_spans)
     if wall is not None:
         spans.insert(0, Span("script", 0.0, float(wall), _opt_int(start.get("tid")) or 0))
-    session = Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
-    apply_attribution(session)
-    return session
+    return Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
 
 
 def _iso(epoch_ns: Any) -> str:

@@ -13,7 +13,8 @@ their first key without decoding), and payload lines are handed to the consumer'
 bounded chunks, or skipped without decoding when nobody asked for them. Files may be plain or
 gzip (detected by magic bytes). ``docs/torch-trace.md`` describes the import as a whole.
 
-Public entry points: ``import_torch_trace``, ``import_torch_trace_ranks``, ``is_torch_trace``.
+Public here: ``is_torch_trace``, ``resolve_log``, ``rank_logs``; the import itself (``import_torch_trace``,
+``import_torch_trace_ranks``) is in ``ingest.trace_to_session``, which builds on this reader.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 from dynaprof.errors import DynaprofError
 
 if TYPE_CHECKING:
-    from dynaprof.model.session import Session
+    pass
 
 GZIP_MAGIC = b"\x1f\x8b"
 LOG_PREFIX = "dedicated_log_torch_trace_"
@@ -431,37 +432,6 @@ def _decode(data: bytes, etype: str) -> dict[str, Any] | None:
     if not isinstance(meta, dict) or etype not in meta:
         return None
     return meta
-
-
-def import_torch_trace(path: Path, *, strict: bool = False, rank: int | None = None) -> Session:
-    """Build a Session from a TORCH_TRACE log file (plain or gzip) or the newest log in a directory.
-
-    Raises DynaprofError for a missing or unreadable path, a file that is not a trace log, and in
-    ``strict`` mode for the first malformed or truncated line (naming ``path:line``)."""
-    from dynaprof.ingest.trace_to_session import build_session
-
-    path = Path(path)
-    log = resolve_log(path, rank)
-    session = build_session(log, strict=strict, rank=rank if rank is not None else rank_of(log))
-    ranks = rank_logs(path) if path.is_dir() and rank is None else {}
-    if len(ranks) > 1:
-        session.capture.warnings.append(
-            f"{path} holds logs of {len(ranks)} ranks ({', '.join(map(str, ranks))}); imported {log.name} only"
-        )
-    return session
-
-
-def import_torch_trace_ranks(path: Path, *, strict: bool = False) -> dict[int, Session]:
-    """One Session per rank for a directory of per-rank logs (the newest log of each rank)."""
-    path = Path(path)
-    if not path.is_dir():
-        raise DynaprofError(f"{path}: not a directory of per-rank TORCH_TRACE logs")
-    logs = rank_logs(path)
-    if not logs:
-        raise DynaprofError(f"{path}: no per-rank logs ({LOG_PREFIX}rank_<N>[_*].log) in this directory")
-    from dynaprof.ingest.trace_to_session import build_session
-
-    return {r: build_session(p, strict=strict, rank=r) for r, p in logs.items()}
 
 
 def decode_lines(lines: list[bytes]) -> str:

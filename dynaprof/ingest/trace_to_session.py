@@ -27,9 +27,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from dynaprof import __version__
-from dynaprof.analysis.attribution import apply_attribution
+from dynaprof.errors import DynaprofError
 from dynaprof.ingest.torch_trace import (
+    LOG_PREFIX,
     MAX_COLLECT_BYTES,
     Collect,
     Event,
@@ -37,6 +37,9 @@ from dynaprof.ingest.torch_trace import (
     TraceReader,
     decode_lines,
     parse_graph_break,
+    rank_logs,
+    rank_of,
+    resolve_log,
 )
 from dynaprof.model.cache import CacheTally
 from dynaprof.model.session import (
@@ -51,6 +54,7 @@ from dynaprof.model.session import (
     Session,
     Span,
 )
+from dynaprof.version import __version__
 
 #: record types whose envelope is decoded (the rest are recognised from their first key only)
 DECODE = frozenset({
@@ -505,9 +509,7 @@ class _Builder:
         capture = CaptureInfo(
             sampler="none", source="torch_trace", torch_trace_dir=str(self.path.parent), warnings=warnings
         )
-        s = Session(SCHEMA_VERSION, run, capture, frames=frames, samples=None, spans=run_spans)
-        apply_attribution(s)
-        return s
+        return Session(SCHEMA_VERSION, run, capture, frames=frames, samples=None, spans=run_spans)
 
     def _glog_start_time(self) -> str:
         """Best effort: glog has no year or zone, so take the year of the file's mtime."""
@@ -678,3 +680,30 @@ def build_session(path: Path, *, strict: bool = False, rank: int | None = None) 
     b = _Builder(Path(path), strict)
     b.run()
     return b.session(rank)
+
+
+def import_torch_trace(path: Path, *, strict: bool = False, rank: int | None = None) -> Session:
+    """Build a Session from a TORCH_TRACE log file (plain or gzip) or the newest log in a directory.
+
+    Raises DynaprofError for a missing or unreadable path, a file that is not a trace log, and in
+    ``strict`` mode for the first malformed or truncated line (naming ``path:line``)."""
+    path = Path(path)
+    log = resolve_log(path, rank)
+    session = build_session(log, strict=strict, rank=rank if rank is not None else rank_of(log))
+    ranks = rank_logs(path) if path.is_dir() and rank is None else {}
+    if len(ranks) > 1:
+        session.capture.warnings.append(
+            f"{path} holds logs of {len(ranks)} ranks ({', '.join(map(str, ranks))}); imported {log.name} only"
+        )
+    return session
+
+
+def import_torch_trace_ranks(path: Path, *, strict: bool = False) -> dict[int, Session]:
+    """One Session per rank for a directory of per-rank logs (the newest log of each rank)."""
+    path = Path(path)
+    if not path.is_dir():
+        raise DynaprofError(f"{path}: not a directory of per-rank TORCH_TRACE logs")
+    logs = rank_logs(path)
+    if not logs:
+        raise DynaprofError(f"{path}: no per-rank logs ({LOG_PREFIX}rank_<N>[_*].log) in this directory")
+    return {r: build_session(p, strict=strict, rank=r) for r, p in logs.items()}

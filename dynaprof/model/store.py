@@ -13,6 +13,13 @@ from dynaprof.model.codec import DecodeError, from_json, to_json
 from dynaprof.model.session import AXES_KEYS, SCHEMA_VERSION, Session
 
 SESSION_FILE = "session.json"
+#: rank folders inside a multi-rank run folder: rank-0, rank-1, ...
+RANK_DIR_PREFIX = "rank-"
+
+
+def rank_dir_name(rank: int) -> str:
+    """The folder of one rank's run inside a multi-rank run folder: ``rank-3``."""
+    return f"{RANK_DIR_PREFIX}{rank}"
 
 
 def atomic_write(path: Path, data: str | bytes) -> None:

@@ -25,9 +25,9 @@ from dynaprof.analysis.stacks import (
     display_name,
     frames_with_samples,
     location,
-    safe_key,
     short_filename,
 )
+from dynaprof.fmt import safe_key
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, PHASE_LABELS, PHASES, Session
 from dynaprof.render.base import Files, RenderContext, RenderOptions
 from dynaprof.render.flamegraph_diff import diff_flamegraph_svg

@@ -1,0 +1,52 @@
+"""Where the CLI gets a session from a path: a run folder or its session.json, a run folder with
+only a capture journal (rebuilt with ``ingest.assemble``), or a TORCH_TRACE log (imported).
+
+Shared by ``report`` and the multi-rank report (``ranks_support``); derived data (attribution) is
+applied when the session is rendered (``cli.outputs.render_outputs``), not here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dynaprof.capture.journal import JOURNAL_FILE, read_journal
+from dynaprof.cli.common import info
+from dynaprof.errors import DynaprofError
+from dynaprof.model.session import Session
+from dynaprof.model.store import SESSION_FILE, load_session
+
+
+def _is_trace(path: Path) -> bool:
+    try:
+        from dynaprof.ingest.torch_trace import is_torch_trace
+    except ImportError:
+        return False
+    return bool(is_torch_trace(path))
+
+
+def load_any(path: Path, strict: bool = False, rank: int | None = None) -> tuple[Session, Path, bool]:
+    """(session, the folder its side files live in, whether it came from a TORCH_TRACE log)."""
+    if not path.exists():
+        raise DynaprofError(f"{path}: no such file or folder")
+    if path.is_dir() and (path / SESSION_FILE).exists():
+        return load_session(path), path, False
+    if path.is_file() and path.name == SESSION_FILE:
+        return load_session(path), path.parent, False
+    if path.is_dir() and (path / JOURNAL_FILE).exists():
+        from dynaprof.ingest.assemble import ParentFacts, assemble
+
+        info(f"dynaprof: {path} has no session.json; rebuilding it from the capture journal")
+        facts = ParentFacts(
+            command=["dynaprof", "report", str(path)],
+            exit_status=None,
+            run_dir=str(path.resolve()),
+            notes=["rebuilt from the journal of a dynaprof run that did not finish saving"],
+        )
+        return assemble((r for _, r in read_journal(path / JOURNAL_FILE)), facts), path, False
+    if _is_trace(path):
+        from dynaprof.ingest.trace_to_session import import_torch_trace
+
+        return import_torch_trace(path, strict=strict, rank=rank), path if path.is_dir() else path.parent, True
+    if path.is_file() and path.suffix == ".json":
+        return load_session(path), path.parent, False
+    raise DynaprofError(f"{path}: not a dynaprof run folder, session.json or TORCH_TRACE log")

@@ -1,0 +1,168 @@
+"""The package's layers (docs/architecture.md), checked on the source with ``ast``.
+
+Every import counts: module level, inside functions, under ``TYPE_CHECKING``, and module names
+written as strings (``importlib.import_module("dynaprof.x")``, the renderer registry's
+``"dynaprof.render.x:func"``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import cache
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "dynaprof"
+
+#: layer -> the layers it may import (besides itself and the leaves below)
+ALLOWED: dict[str, frozenset[str]] = {
+    "cli": frozenset({"render", "analysis", "ingest", "capture", "model"}),
+    "render": frozenset({"analysis", "model"}),
+    "analysis": frozenset({"model"}),
+    "ingest": frozenset({"model"}),
+    "capture": frozenset({"model"}),
+    "model": frozenset(),
+}
+#: modules any layer may import: they import nothing of dynaprof
+LEAVES = frozenset({"dynaprof.fmt", "dynaprof.errors", "dynaprof.version"})
+#: top-level modules at the CLI's level (the in-process API, the notebook magic, the pytest plugin)
+CLI_LEVEL = frozenset({"dynaprof", "dynaprof.api", "dynaprof.notebook", "dynaprof.pytest_plugin", "dynaprof.__main__"})
+
+_MODULE_STRING = re.compile(r"^(dynaprof(?:\.\w+)+)(?::\w+)?$")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+@cache
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _resolve(name: str) -> str | None:
+    """The dynaprof module ``name`` refers to (itself, or the module holding that attribute)."""
+    modules = _modules()
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str) -> list[tuple[int, str]]:
+    """(line, imported name) for every import in ``module``, dynaprof's and others'."""
+    path = _modules()[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                source = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                source = node.module or ""
+            out.extend((node.lineno, f"{source}.{alias.name}") for alias in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            match = _MODULE_STRING.match(node.value)
+            if match and match.group(1) in _modules() and match.group(1) != module:
+                out.append((node.lineno, match.group(1)))
+    return out
+
+
+def _edges(module: str) -> list[tuple[int, str]]:
+    out = []
+    for line, name in _imports(module):
+        if name == "dynaprof" or name.startswith("dynaprof."):
+            target = _resolve(name)
+            if target is not None and target != module:
+                out.append((line, target))
+    return out
+
+
+def layer(module: str) -> str:
+    if module in LEAVES:
+        return "leaf"
+    if module in CLI_LEVEL:
+        return "cli"
+    return module.split(".")[1]
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in _modules():
+        assert layer(module) in {*ALLOWED, "leaf"}, f"{module}: not in a layer (add it to tests/test_layers.py)"
+
+
+def test_leaves_import_nothing_of_dynaprof() -> None:
+    for module in LEAVES:
+        assert _edges(module) == [], module
+
+
+def test_imports_follow_the_layers() -> None:
+    breaks = []
+    for module in _modules():
+        mine = layer(module)
+        for line, target in _edges(module):
+            theirs = layer(target)
+            if theirs == "leaf" or theirs == mine or theirs in ALLOWED.get(mine, frozenset()):
+                continue
+            where = _modules()[module].relative_to(PACKAGE.parent)
+            breaks.append(f"{where}:{line}: {mine} imports {theirs} ({target})")
+    assert breaks == []
+
+
+def test_nothing_below_imports_the_cli_level_modules() -> None:
+    for module in _modules():
+        if layer(module) == "cli":
+            continue
+        assert not [t for _, t in _edges(module) if t in CLI_LEVEL], module
+
+
+def test_no_import_cycle() -> None:
+    graph = {m: sorted({t for _, t in _edges(m)}) for m in _modules()}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in graph[node]:
+            if state.get(nxt) == 1:
+                cycles.append([*path[path.index(nxt):], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in graph:
+        if node not in state:
+            visit(node)
+    assert [" -> ".join(c) for c in cycles] == []
+
+
+def _touches_torch_internals(module: str) -> list[str]:
+    found = [f"{line}: {name}" for line, name in _imports(module) if name.startswith("torch._")]
+    tree = ast.parse(_modules()[module].read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if called in {"_private", "import_module", "__import__"} and node.args:
+                arg = node.args[0]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.startswith("torch._"):
+                    found.append(f"{node.lineno}: {called}({arg.value!r})")
+                elif called == "_private":
+                    found.append(f"{node.lineno}: _private(...)")
+        elif isinstance(node, ast.FunctionDef) and node.name == "_private":
+            found.append(f"{node.lineno}: def _private")
+    return found
+
+
+def test_only_capture_touches_torch_internals() -> None:
+    outside = {m: found for m in _modules() if layer(m) != "capture" and (found := _touches_torch_internals(m))}
+    assert outside == {}
+    assert _touches_torch_internals("dynaprof.capture.torch_hooks"), "the check no longer sees torch_hooks' touches"
