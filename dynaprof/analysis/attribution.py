@@ -122,52 +122,41 @@ def final_attempts(session: Session) -> dict[str, int]:
     return {f.key: f.restarts for f in session.frames}
 
 
-_CACHE: list[tuple[object, object, tuple[object, ...], list[str]]] = []
-
-
 def stack_categories(session: Session) -> list[str]:
-    """Category of each stack in ``session.samples.stacks`` (same order).
-
-    Every renderer needs this; the last result is kept while the same stack and function lists
-    (held here, so their identity cannot be reused) and the per-frame facts the rules read (final
-    attempt, parametrized properties) stay the same."""
+    """Category of each stack in ``session.samples.stacks`` (same order). Pure: a render works
+    it out once (``analysis.derived.Derived.categories``) and hands it on."""
     if session.samples is None:
         return []
-    stacks = session.samples.stacks
-    sig = (
-        len(stacks),
-        len(session.functions),
-        tuple((f.key, f.restarts, any(p.parametrized for p in f.properties)) for f in session.frames),
-    )
-    if _CACHE and _CACHE[0][0] is stacks and _CACHE[0][1] is session.functions and _CACHE[0][2] == sig:
-        return _CACHE[0][3]
     finals = final_attempts(session)
     parametrized = {f.key for f in session.frames if any(p.parametrized for p in f.properties)}
-    cats = _classify_all(stacks, session.functions, finals, parametrized)
-    _CACHE[:] = [(stacks, session.functions, sig, cats)]
-    return cats
+    return _classify_all(session.samples.stacks, session.functions, finals, parametrized)
 
 
 def empty_attribution() -> dict[str, float]:
     return dict.fromkeys(CATEGORIES, 0.0)
 
 
-def attribute(session: Session) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    """Seconds per category for the run and for each frame key (all categories present)."""
+def attribute(
+    session: Session, categories: Sequence[str] | None = None
+) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Seconds per category for the run and for each frame key (all categories present);
+    ``categories``: ``stack_categories(session)`` when the caller has it."""
     run = empty_attribution()
     per_frame: dict[str, dict[str, float]] = {f.key: empty_attribution() for f in session.frames}
     if session.samples is None:
         return run, per_frame
-    for st, cat in zip(session.samples.stacks, stack_categories(session), strict=True):
+    cats = stack_categories(session) if categories is None else categories
+    for st, cat in zip(session.samples.stacks, cats, strict=True):
         run[cat] += st.seconds
         if st.frame is not None and st.frame in per_frame:
             per_frame[st.frame][cat] += st.seconds
     return run, per_frame
 
 
-def apply_attribution(session: Session) -> None:
+def apply_attribution(session: Session, categories: Sequence[str] | None = None) -> None:
     """Store the attribution in the session (run level and per frame): the categories, and the
-    cause x phase view (``axes``)."""
+    cause x phase view (``axes``). The one place derived data is put into a session; the CLI
+    calls it once per command, where a session is built or loaded, before rendering."""
     if session.samples is None:
         session.attribution = {}
         session.axes = None
@@ -175,7 +164,7 @@ def apply_attribution(session: Session) -> None:
             f.attribution = {}
             f.axes = None
         return
-    run, per_frame = attribute(session)
+    run, per_frame = attribute(session, categories)
     session.attribution = {k: round(v, 6) for k, v in run.items()}
     run_axes, frame_axes = causes.axes(session)
     session.axes = run_axes

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from dynaprof.analysis.attribution import PARAMETRIZE_FILE, classify, is_parametrization, stack_categories
+from dynaprof.analysis.attribution import PARAMETRIZE_FILE, classify, is_parametrization
+from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.pstats_tools import FuncKey, PStatsTable, total_time
-from dynaprof.analysis.stacks import stacks_by_frame
 from dynaprof.model.session import CATEGORIES, FunctionRef, Session, Stack
 
 #: (file suffix, function name) of the frames where Dynamo traces a @property (notes §7.4 rule 3)
@@ -250,7 +250,9 @@ def _mark_paths_from_root(g: nx.DiGraph, targets: Iterable[str]) -> None:
             node = up
 
 
-def graph_from_samples(session: Session, frame: str | None = None, collapse: bool = False) -> nx.DiGraph:
+def graph_from_samples(
+    session: Session, frame: str | None = None, collapse: bool = False, derived: Derived | None = None
+) -> nx.DiGraph:
     """The unpruned call graph of the sampled compiler stacks (of one frame key, or all).
 
     Sums go into plain lists indexed by small integer node ids first and the networkx graph is
@@ -260,9 +262,10 @@ def graph_from_samples(session: Session, frame: str | None = None, collapse: boo
         return g
     group = _grouper(collapse)
     stacks = session.samples.stacks
-    cats = stack_categories(session)
+    d = derived or Derived(session)
+    cats = d.categories
     fns = session.functions
-    indices: Iterable[int] = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
+    indices: Iterable[int] = range(len(stacks)) if frame is None else d.by_frame.get(frame, [])
     # node ids, in the order the old per-frame walk first met them (networkx keeps insertion order)
     names: list[str] = []
     nid_of_name: dict[str, int] = {}
@@ -398,6 +401,7 @@ def build_callgraph(
     edge_threshold: float = 0.001,
     collapse_torch: bool = False,
     max_nodes: int | None = None,
+    derived: Derived | None = None,
 ) -> CallGraph | None:
     """The pruned call graph from ``table`` (cProfile) when given, else from the session's samples
     (of ``frame``, or all); None when there is neither."""
@@ -406,7 +410,7 @@ def build_callgraph(
         total = total_time(table)
         source = "cprofile"
     elif session is not None and session.samples is not None and session.samples.stacks:
-        full = graph_from_samples(session, frame, collapse_torch)
+        full = graph_from_samples(session, frame, collapse_torch, derived)
         total = sum(st.seconds for st in session.samples.stacks if (frame is None or st.frame == frame) and st.compiler)
         source = "samples"
     else:

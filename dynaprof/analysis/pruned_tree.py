@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from dynaprof.analysis.attribution import stack_categories
+from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.stacks import (
     NO_COMPILER_STACK,
     NOT_TRACING,
@@ -19,9 +19,7 @@ from dynaprof.analysis.stacks import (
     _fkey,
     _synthetic,
     root_label,
-    stacks_by_frame,
 )
-from dynaprof.analysis.user_view import user_view
 from dynaprof.model.session import CATEGORY_LABELS, Session
 
 
@@ -32,6 +30,7 @@ def build_pruned_tree(
     min_width: float,
     *,
     categories: Sequence[str] | None = None,
+    derived: Derived | None = None,
 ) -> tuple[StackNode, int, float]:
     """The sampled tree of ``view`` keeping only nodes of at least ``min_width`` of the total,
     with (number of pruned subtrees, their seconds). For drawing big sessions: the stacks are
@@ -42,9 +41,9 @@ def build_pruned_tree(
     root = root_label(session, frame)
     if session.samples is None:
         return root, 0, 0.0
-    cats = stack_categories(session) if categories is None else categories
+    d = derived or Derived(session)
     stacks = session.samples.stacks
-    indices = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
+    indices = range(len(stacks)) if frame is None else d.by_frame.get(frame, [])
     keys: list[NodeKey] = [_fkey(f) for f in session.functions]
     synthetic: dict[str, int] = {}
 
@@ -55,10 +54,11 @@ def build_pruned_tree(
 
     rows: list[tuple[tuple[int, ...], float, int, str]] = []
     if view == "traced":  # the whole-pipeline user-code view: its own paths, phases for categories
-        uv = user_view(session)
+        uv = d.user_view
         keys = uv.keys
         rows = [(uv.paths[i], stacks[i].seconds, stacks[i].samples, uv.phases[i]) for i in indices]
         indices = range(0)
+    cats: Sequence[str] = categories if categories is not None else d.categories if indices else []
     for i in indices:
         st, cat = stacks[i], cats[i]
         ids = st.compiler if view == "compiler" else st.traced

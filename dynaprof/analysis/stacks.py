@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
-from dynaprof.analysis.attribution import classify, stack_categories
-from dynaprof.analysis.user_view import user_view
+from dynaprof.analysis.attribution import classify
+from dynaprof.analysis.derived import Derived
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, FunctionRef, Session, Stack
 
 View = Literal["compiler", "traced", "inline"]
@@ -191,41 +191,26 @@ def root_label(session: Session, frame: str | None) -> StackNode:
     return StackNode(f"{f.trace_id} {f.name}", f.filename, f.lineno, "root")
 
 
-_TREES: dict[tuple[object, ...], tuple[tuple[object, ...], StackNode]] = {}
-
-
 def build_tree(
     session: Session,
     view: View = "compiler",
     frame: str | None = None,
     *,
     categories: Sequence[str] | None = None,
+    derived: Derived | None = None,
 ) -> StackNode:
     """The stack tree of one view, for the whole run or one ``CompiledFrame.key``.
-    ``categories``: ``stack_categories(session)`` when the caller already has it (building
-    several trees of a big session classifies its stacks only once).
-
-    The result is shared: several renderers draw the same tree of the same session, so the last
-    few trees are kept (with the lists they were built from, compared by identity); callers must
-    not modify it."""
+    ``categories`` / ``derived``: what the caller already worked out for this session (building
+    several trees of a big session then classifies its stacks only once)."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; expected one of {', '.join(VIEWS)}")
-    stacks = session.samples.stacks if session.samples is not None else None
-    cats = stack_categories(session) if categories is None else categories
-    sources: tuple[object, ...] = (session, stacks, session.inline_profile, session.functions, cats)
-    key = (*(id(x) for x in sources), len(stacks or ()), len(session.functions), view, frame)
-    hit = _TREES.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], sources, strict=True)):
-        return hit[1]
     with paused_gc():
-        tree = _build_tree(session, view, frame, cats)
-    if len(_TREES) >= 8:
-        _TREES.pop(next(iter(_TREES)))
-    _TREES[key] = (sources, tree)  # holding the sources keeps their ids from being reused
-    return tree
+        return _build_tree(session, view, frame, categories, derived or Derived(session))
 
 
-def _build_tree(session: Session, view: View, frame: str | None, categories: Sequence[str] | None) -> StackNode:
+def _build_tree(
+    session: Session, view: View, frame: str | None, categories: Sequence[str] | None, derived: Derived
+) -> StackNode:
     root = root_label(session, frame)
     funcs = session.functions
     keys = [_fkey(f) for f in funcs]
@@ -240,15 +225,15 @@ def _build_tree(session: Session, view: View, frame: str | None, categories: Seq
         return root
     if session.samples is None:
         return root
-    cats = stack_categories(session) if categories is None else categories
     stacks = session.samples.stacks
-    indices = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
+    indices = range(len(stacks)) if frame is None else derived.by_frame.get(frame, [])
     if view == "traced":  # the whole-pipeline user-code view; node "categories" hold phases
-        uv = user_view(session)
+        uv = derived.user_view
         for i in indices:
             st = stacks[i]
             root.add_path([uv.keys[j] for j in uv.paths[i]], st.seconds, st.samples, uv.phases[i])
         return root
+    cats = derived.categories if categories is None else categories
     for i in indices:
         st, cat = stacks[i], cats[i]
         if view == "compiler":
@@ -262,23 +247,9 @@ def _build_tree(session: Session, view: View, frame: str | None, categories: Seq
     return root
 
 
-_BY_FRAME: list[tuple[object, int, dict[str, list[int]]]] = []
-
-
-def stacks_by_frame(session: Session) -> dict[str, list[int]]:
-    """Indices of ``session.samples.stacks`` per frame key (built once per stack list, which is
-    held while cached, so drawing one graph per frame stays linear in the number of stacks)."""
-    if session.samples is None:
-        return {}
-    stacks = session.samples.stacks
-    if _BY_FRAME and _BY_FRAME[0][0] is stacks and _BY_FRAME[0][1] == len(stacks):
-        return _BY_FRAME[0][2]
-    index: dict[str, list[int]] = {}
-    for i, st in enumerate(stacks):
-        if st.frame is not None:
-            index.setdefault(st.frame, []).append(i)
-    _BY_FRAME[:] = [(stacks, len(stacks), index)]
-    return index
+def stacks_by_frame(session: Session, derived: Derived | None = None) -> dict[str, list[int]]:
+    """Indices of ``session.samples.stacks`` per frame key (``Derived.by_frame``)."""
+    return (derived or Derived(session)).by_frame
 
 
 def frames_with_samples(session: Session, limit: int | None = None) -> list[str]:

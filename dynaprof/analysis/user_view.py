@@ -8,7 +8,7 @@ then the phase as a leaf (``[C++/Triton kernel compile]``). Dynamo calls the bac
 translator loop, so a backend sample's traced stack only says where tracing stopped: the cause
 replaces it. Each path carries its sample's phase, which the flamegraph colours by.
 
-Pure and cached per stack list, like ``attribution.stack_categories``.
+Pure, like ``attribution.stack_categories``; a render computes it once (``analysis.derived``).
 """
 
 from __future__ import annotations
@@ -59,21 +59,12 @@ def phase_frame_label(phase: str) -> str:
     return f"[{PHASE_LABELS.get(phase, phase)}]"
 
 
-_CACHE: list[tuple[object, object, tuple[object, ...], UserView]] = []
-
-
 def user_view(session: Session) -> UserView:
-    """The view of every sampled stack (empty without samples); the last result is kept while
-    the same stack and function lists and frames stay the same."""
+    """The view of every sampled stack (empty without samples). Pure: a render works it out once
+    (``analysis.derived.Derived.user_view``)."""
     if session.samples is None:
         return UserView([], [], [])
-    stacks = session.samples.stacks
-    sig = (len(stacks), len(session.functions), tuple((f.key, f.name, f.filename, f.lineno) for f in session.frames))
-    if _CACHE and _CACHE[0][0] is stacks and _CACHE[0][1] is session.functions and _CACHE[0][2] == sig:
-        return _CACHE[0][3]
-    view = _build(session)
-    _CACHE[:] = [(stacks, session.functions, sig, view)]
-    return view
+    return _build(session)
 
 
 def _build(session: Session) -> UserView:

@@ -290,10 +290,10 @@ def render_outputs(
 
     With ``DYNAPROF_JOBS=2`` the call graph and the folded stacks of a big session render in a
     second process (``PARALLEL_RENDERERS``); files, notes and their order are the same either way."""
-    apply_attribution(session)  # derived data: always by the current rules
     names = list(only or RENDERERS)
     tables, notes = load_cprofile(session, run_dir or out_dir)
     ctx = RenderContext(session, options, cprofile=tables)
+    apply_attribution(session, ctx.derived.categories)  # derived data: by the current rules, classified once
     outcomes: dict[str, _Outcome] = {}
     parallel = _parallel_names(ctx, names)
     worker = _Worker(parallel, ctx, out_dir) if parallel else None

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynaprof.analysis.derived import Derived
 from dynaprof.model.session import Session
 
 #: pstats' raw table: (file, line, func) -> (primitive calls, calls, tottime, cumtime, callers)
@@ -85,6 +86,12 @@ class RenderContext:
     #: outputs one renderer made that another embeds (the HTML report inlines the flamegraphs
     #: and the call graph): made once per context, keyed by what they are
     memo: dict[Any, Any] = field(default_factory=dict)
+    #: what several renderers derive from the session's samples (stack categories, the user-code
+    #: view, stacks per frame), worked out once for this context
+    derived: Derived = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.derived = Derived(self.session)
 
 
 Renderer = Callable[[RenderContext], Files]

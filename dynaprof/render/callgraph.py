@@ -312,6 +312,7 @@ def callgraph_for(ctx: RenderContext, key: str = "run") -> CallGraph | None:
         o.edge_threshold,
         o.collapse_torch,
         o.max_graph_nodes,
+        ctx.derived,
     )
 
 

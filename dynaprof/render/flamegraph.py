@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dynaprof.analysis.attribution import stack_categories
+from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.pruned_tree import build_pruned_tree
 from dynaprof.analysis.stacks import (
     VIEWS,
@@ -218,16 +218,19 @@ def flamegraph_svg(
     options: RenderOptions | None = None,
     *,
     categories: Sequence[str] | None = None,
+    derived: Derived | None = None,
 ) -> str:
     """SVG text of one view (``compiler``, ``traced`` or ``inline``), for the whole run or one
-    compile (``CompiledFrame.key``). Pass ``categories=stack_categories(session)`` when drawing
-    many graphs of one session, so its stacks are classified once."""
+    compile (``CompiledFrame.key``). Pass the render's ``derived`` (``RenderContext.derived``)
+    when drawing many graphs of one session, so its stacks are classified once."""
     options = options or RenderOptions()
     pruned: tuple[int, float] = (0, 0.0)
     if view == "inline":
-        tree = build_tree(session, view, frame, categories=categories)
+        tree = build_tree(session, view, frame, categories=categories, derived=derived)
     else:
-        tree, count, secs = build_pruned_tree(session, view, frame, options.min_width, categories=categories)
+        tree, count, secs = build_pruned_tree(
+            session, view, frame, options.min_width, categories=categories, derived=derived
+        )
         pruned = (count, secs)
     return tree_flamegraph_svg(
         tree,
@@ -259,22 +262,21 @@ def frame_file_names(session: Session, limit: int | None = None) -> dict[str, st
     return out
 
 
-def run_flamegraph(ctx: RenderContext, view: View, categories: Sequence[str] | None = None) -> str:
+def run_flamegraph(ctx: RenderContext, view: View) -> str:
     """The run-level flamegraph of one view, made once per render (the report embeds it)."""
     key = ("flamegraph", view)
     if key not in ctx.memo:
-        ctx.memo[key] = flamegraph_svg(ctx.session, view, None, ctx.options, categories=categories)
+        ctx.memo[key] = flamegraph_svg(ctx.session, view, None, ctx.options, derived=ctx.derived)
     return str(ctx.memo[key])
 
 
 def render_flamegraphs(ctx: RenderContext) -> Files:
     s, opts = ctx.session, ctx.options
-    cats = stack_categories(s)
     files: Files = {}
     for view in available_views(s):
-        files[f"flame-{view}.svg"] = run_flamegraph(ctx, view, cats)
+        files[f"flame-{view}.svg"] = run_flamegraph(ctx, view)
     sampled: tuple[View, ...] = ("compiler", "traced")
     for key, stem in frame_file_names(s, opts.max_frame_graphs).items():
         for view in sampled:
-            files[f"flames/{stem}-{view}.svg"] = flamegraph_svg(s, view, key, opts, categories=cats)
+            files[f"flames/{stem}-{view}.svg"] = flamegraph_svg(s, view, key, opts, derived=ctx.derived)
     return files

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from dynaprof.analysis.attribution import stack_categories
+from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.stacks import (
     NO_COMPILER_STACK,
     NOT_TRACING,
     StackNode,
     View,
     folded_label,
-    stacks_by_frame,
 )
 from dynaprof.model.session import CATEGORY_LABELS, Session
 from dynaprof.render.base import Files, RenderContext
@@ -51,7 +50,8 @@ def _order_is_tuple_order(labels: set[str]) -> bool:
 
 
 def folded_paths(
-    session: Session, view: View = "compiler", frame: str | None = None, *, categories: Sequence[str] | None = None
+    session: Session, view: View = "compiler", frame: str | None = None, *, categories: Sequence[str] | None = None,
+    derived: Derived | None = None,
 ) -> list[tuple[Path, float]]:
     """(frames, seconds) per distinct call path, in the order of the path text.
 
@@ -63,11 +63,12 @@ def folded_paths(
         raise ValueError(f"folded stacks exist for {', '.join(FOLDED_VIEWS)}, not {view!r}")
     if session.samples is None:
         return []
-    cats = stack_categories(session) if categories is None else categories
+    d = derived or Derived(session)
+    cats = d.categories if categories is None else categories
     labels = [folded_label(StackNode(f.name, f.filename, f.lineno, f.kind)) for f in session.functions]
     label_of = labels.__getitem__
     stacks = session.samples.stacks
-    indices = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
+    indices = range(len(stacks)) if frame is None else d.by_frame.get(frame, [])
     agg: dict[Path, float] = {}
     get = agg.get
     compiler = view == "compiler"
@@ -90,11 +91,12 @@ def folded_paths(
 
 
 def folded_chunks(
-    session: Session, view: View = "compiler", frame: str | None = None, *, categories: Sequence[str] | None = None
+    session: Session, view: View = "compiler", frame: str | None = None, *, categories: Sequence[str] | None = None,
+    derived: Derived | None = None,
 ) -> Iterator[str]:
     """The folded-stack text of one view in pieces (joined, they are :func:`folded_text`)."""
     lines: list[str] = []
-    for path, secs in folded_paths(session, view, frame, categories=categories):
+    for path, secs in folded_paths(session, view, frame, categories=categories, derived=derived):
         us = round(secs * 1e6)
         if us > 0:
             lines.append(f"{';'.join(path)} {us}\n")
@@ -106,28 +108,29 @@ def folded_chunks(
 
 
 def folded_text(
-    session: Session, view: View = "compiler", frame: str | None = None, *, categories: Sequence[str] | None = None
+    session: Session, view: View = "compiler", frame: str | None = None, *, categories: Sequence[str] | None = None,
+    derived: Derived | None = None,
 ) -> str:
     """Folded-stack text of one view (values in microseconds); empty when nothing was sampled.
 
     Built straight from the stacks (no tree), linear in the sampled data; lines are sorted for
     deterministic output."""
-    return "".join(folded_chunks(session, view, frame, categories=categories))
+    return "".join(folded_chunks(session, view, frame, categories=categories, derived=derived))
 
 
 def render_folded(ctx: RenderContext) -> Files:
     mode = ctx.options.exports
     if mode == "none":
         return {}
-    cats = stack_categories(ctx.session)
+    ctx.derived.categories  # noqa: B018 - worked out here, before the background threads share it
     files: Files = {}
     for view in FOLDED_VIEWS:
         if mode == "gzip":  # made and compressed in the background, beside the next renderers
 
             def chunks(view: View = view) -> Iterator[str]:
-                return folded_chunks(ctx.session, view, categories=cats)
+                return folded_chunks(ctx.session, view, derived=ctx.derived)
 
             files[f"stacks-{view}.folded{SUFFIX}"] = gzip_later(chunks)
         else:
-            files[f"stacks-{view}.folded"] = folded_text(ctx.session, view, categories=cats)
+            files[f"stacks-{view}.folded"] = folded_text(ctx.session, view, derived=ctx.derived)
     return files

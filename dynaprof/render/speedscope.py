@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from dynaprof.analysis.attribution import stack_categories
+from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.stacks import (
     NO_COMPILER_STACK,
     NOT_TRACING,
@@ -25,7 +25,6 @@ from dynaprof.analysis.stacks import (
     display_name,
     frames_with_samples,
     root_label,
-    stacks_by_frame,
 )
 from dynaprof.model.session import CATEGORY_LABELS, Session
 from dynaprof.render.base import Files, RenderContext
@@ -86,13 +85,14 @@ def _tree_samples(root: StackNode, frames: _Frames) -> tuple[list[list[int]], li
 
 
 def _stack_samples(
-    session: Session, view: View, frame: str | None, cats: Sequence[str], frames: _Frames, ids: Sequence[int]
+    session: Session, view: View, frame: str | None, d: Derived, frames: _Frames, ids: Sequence[int]
 ) -> tuple[list[tuple[int, ...]], list[float]]:
     """One speedscope sample per distinct stack, straight from the session (no tree), merged
     by identical path and in sorted order so the file is deterministic. ``ids``: speedscope frame
     index of each session function."""
     stacks = session.samples.stacks if session.samples is not None else []
-    indices = range(len(stacks)) if frame is None else stacks_by_frame(session).get(frame, [])
+    indices = range(len(stacks)) if frame is None else d.by_frame.get(frame, [])
+    cats = d.categories if stacks else []
     agg: dict[tuple[int, ...], float] = {}
     frame_of = ids.__getitem__
     for i in indices:
@@ -110,25 +110,27 @@ def _stack_samples(
     return [p for p, _ in items], [w for _, w in items]  # tuples: JSON arrays all the same
 
 
-def speedscope_document(session: Session, max_frames: int | None = None) -> dict[str, Any]:
+def speedscope_document(
+    session: Session, max_frames: int | None = None, derived: Derived | None = None
+) -> dict[str, Any]:
     """The speedscope file as a JSON-ready dict."""
     frames = _Frames()
-    cats = stack_categories(session)
+    d = derived or Derived(session)
     ids = [frames(StackNode(f.name, f.filename, f.lineno, f.kind)) for f in session.functions]
     profiles: list[dict[str, Any]] = []
     sampled_views: tuple[View, ...] = ("compiler", "traced")
     for view in sampled_views:
-        samples, weights = _stack_samples(session, view, None, cats, frames, ids)
+        samples, weights = _stack_samples(session, view, None, d, frames, ids)
         profiles.append(_profile(f"all compiles: {_VIEW_NAMES[view]}", samples, weights))
     if session.inline_profile:
-        tree = build_tree(session, "inline", categories=cats)
+        tree = build_tree(session, "inline", derived=d)
         profiles.append(_profile(f"all compiles: {_VIEW_NAMES['inline']}", *_tree_samples(tree, frames)))
     keys = frames_with_samples(session, max_frames)
     if len(keys) > 1:
         for key in keys:
             label = clean_text(root_label(session, key).name)
             for view in sampled_views:
-                samples, weights = _stack_samples(session, view, key, cats, frames, ids)
+                samples, weights = _stack_samples(session, view, key, d, frames, ids)
                 profiles.append(_profile(f"compile {label}: {_VIEW_NAMES[view]}", samples, weights))
     target = clean_text(session.run.target) or "run"
     return {
@@ -147,7 +149,8 @@ def render_speedscope(ctx: RenderContext) -> Files:
     mode = ctx.options.exports
     if mode == "none":
         return {}
-    text = json.dumps(speedscope_document(ctx.session, ctx.options.max_frame_graphs), indent=None, sort_keys=False)
+    document = speedscope_document(ctx.session, ctx.options.max_frame_graphs, ctx.derived)
+    text = json.dumps(document, indent=None, sort_keys=False)
     if mode == "gzip":
         return {f"speedscope.json{SUFFIX}": gzip_later(lambda: _pieces(text + "\n"))}
     return {"speedscope.json": text + "\n"}

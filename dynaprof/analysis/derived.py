@@ -1,0 +1,41 @@
+"""What several outputs derive from one session's samples, each worked out once per render.
+
+A ``Derived`` belongs to one render (``render.base.RenderContext.derived``): its values are
+computed on first use and kept for that object's life only, so nothing outlives the render and
+no cache is keyed by object identity. Functions that take ``derived=`` make a fresh one when
+called without it (correct, just not shared).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from dynaprof.analysis.attribution import stack_categories
+from dynaprof.analysis.user_view import UserView, user_view
+from dynaprof.model.session import Session
+
+
+class Derived:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    @cached_property
+    def categories(self) -> list[str]:
+        """The attribution category of each stack of ``session.samples.stacks`` (same order)."""
+        return stack_categories(self.session)
+
+    @cached_property
+    def user_view(self) -> UserView:
+        """The whole-pipeline user-code view of every stack (``analysis.user_view``)."""
+        return user_view(self.session)
+
+    @cached_property
+    def by_frame(self) -> dict[str, list[int]]:
+        """Indices of ``session.samples.stacks`` per frame key (drawing one graph per frame stays
+        linear in the number of stacks)."""
+        index: dict[str, list[int]] = {}
+        if self.session.samples is not None:
+            for i, st in enumerate(self.session.samples.stacks):
+                if st.frame is not None:
+                    index.setdefault(st.frame, []).append(i)
+        return index
