@@ -37,39 +37,43 @@ PARALLEL_MIN_FRAMES = 500_000
 _EXPORTS = ("stacks-compiler.folded", "stacks-traced.folded", "speedscope.json")
 
 
-def add_render_options(p: argparse.ArgumentParser) -> None:
+def add_render_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
+    added: list[argparse.Action] = []  # argparse's Action objects: option strings, dest, default
     g = p.add_argument_group("rendering")
-    g.add_argument(
+    added.append(g.add_argument(
         "--min-width",
         type=float,
         default=0.001,
         metavar="FRACTION",
         help="flamegraph: prune frames narrower than this share of the total (default 0.001)",
-    )
-    g.add_argument("--icicle", action="store_true", help="flamegraph: draw the root at the top")
-    g.add_argument(
+    ))
+    added.append(g.add_argument("--icicle", action="store_true", help="flamegraph: draw the root at the top"))
+    added.append(g.add_argument(
         "--node-threshold",
         type=float,
         default=0.005,
         metavar="FRACTION",
         help="call graph: hide nodes below this share of total time (default 0.005)",
-    )
-    g.add_argument(
+    ))
+    added.append(g.add_argument(
         "--edge-threshold",
         type=float,
         default=0.001,
         metavar="FRACTION",
         help="call graph: hide edges below this share of total time (default 0.001)",
+    ))
+    added.append(g.add_argument("--collapse-torch", action="store_true", help="call graph: one node per torch module"))
+    added.append(
+        g.add_argument("--max-rows", type=int, default=25, metavar="N", help="rows shown in tables before eliding")
     )
-    g.add_argument("--collapse-torch", action="store_true", help="call graph: one node per torch module")
-    g.add_argument("--max-rows", type=int, default=25, metavar="N", help="rows shown in tables before eliding")
-    g.add_argument(
+    added.append(g.add_argument(
         "--exports",
         choices=EXPORT_MODES,
         default="gzip",
         help="folded stacks and speedscope.json: gzip-compressed (default; speedscope opens the .gz), "
         "plain text, or none",
-    )
+    ))
+    return added
 
 
 def render_options(args: argparse.Namespace) -> RenderOptions:

@@ -179,10 +179,8 @@ def _print_merged_written(job_dir: Path) -> None:
 def forwarded_options(args: argparse.Namespace) -> list[str]:
     """The `dynaprof run` options of ``args`` that differ from their defaults, as command-line
     words for the ranks (all but -o, --nproc-per-node and the target)."""
-    parser = argparse.ArgumentParser(add_help=False)
-    add_run_options(parser)
     out: list[str] = []
-    for action in parser._actions:
+    for action in add_run_options(argparse.ArgumentParser(add_help=False)):
         if not action.option_strings or action.dest in _NOT_FORWARDED:
             continue
         value = getattr(args, action.dest, action.default)

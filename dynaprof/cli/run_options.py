@@ -10,52 +10,56 @@ from dynaprof.cli.common import RUNS_DIR
 from dynaprof.cli.outputs import add_render_options
 
 
-def add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+def add_run_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
+    """Add ``dynaprof run``'s options to ``p``; returns them (argparse's public ``Action`` objects:
+    ``option_strings``, ``dest``, ``default``, ``nargs``, ``const``), in the order they were added."""
+    added: list[argparse.Action] = []  # argparse's Action objects: option strings, dest, default
+    added.append(p.add_argument(
         "-o", "--output", type=Path, metavar="DIR", help=f"run folder (default: a new folder under ./{RUNS_DIR}/)"
-    )
-    p.add_argument("--force", action="store_true", help="write into an existing non-empty DIR")
-    p.add_argument(
+    ))
+    added.append(p.add_argument("--force", action="store_true", help="write into an existing non-empty DIR"))
+    added.append(p.add_argument(
         "--sampler",
         choices=("builtin", "py-spy", "none"),
         default="builtin",
         help="stack sampler during compiles (default: builtin, in-process)",
-    )
-    p.add_argument(
+    ))
+    added.append(p.add_argument(
         "--rate",
         type=float,
         default=None,
         metavar="HZ",
         help="samples per second of wall time (default 1000 builtin, 100 py-spy)",
-    )
-    p.add_argument("--native", action="store_true", help="with --sampler py-spy: include C/C++ frames")
-    p.add_argument(
+    ))
+    added.append(p.add_argument("--native", action="store_true", help="with --sampler py-spy: include C/C++ frames"))
+    added.append(p.add_argument(
         "--cprofile",
         action="store_true",
         help="also run cProfile during compiles (exact call counts; slows compiles ~2x)",
-    )
-    p.add_argument(
+    ))
+    added.append(p.add_argument(
         "--torch-trace", type=Path, metavar="DIR", help="also write a TORCH_TRACE log (for tlparse) into DIR"
-    )
-    p.add_argument(
+    ))
+    added.append(p.add_argument(
         "--inline-profile",
         action="store_true",
         help="also enable torch's built-in Dynamo profiler (per-inline trace times; torch 2.13's "
         "profiler crashes compiles that restart after a graph break)",
-    )
-    p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
-    p.add_argument(
+    ))
+    added.append(p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr"))
+    added.append(p.add_argument(
         "--nproc-per-node",
         metavar="N",
         help="run N ranks with torchrun (torch.distributed.run --standalone): one run folder per rank "
         "in DIR/rank-<N>/ and a merged view in DIR/ranks.html (docs/multi-rank.md)",
-    )
-    add_render_options(p)
-    p.add_argument(
+    ))
+    added += add_render_options(p)
+    added.append(p.add_argument(
         "-m",
         dest="module",
         nargs=argparse.REMAINDER,
         metavar="MODULE ...",
         help="run a library module as a script (like python -m)",
-    )
-    p.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]")
+    ))
+    added.append(p.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]"))
+    return added
