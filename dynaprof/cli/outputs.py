@@ -21,7 +21,7 @@ from dynaprof.errors import DynaprofError
 from dynaprof.model.session import Session
 from dynaprof.model.store import save_session
 from dynaprof.render.base import EXPORT_MODES, Deferred, Files, PStatsTable, RenderContext, RenderOptions
-from dynaprof.render.registry import RENDERERS, get_renderer, get_starter
+from dynaprof.render.registry import RENDERERS, REPORTS, get_renderer, get_starter, planned
 
 #: with ``DYNAPROF_JOBS=2``, rendered in a second process (fork) while this one renders the rest:
 #: each reads every stack, nothing but the report needs them and the report waits for them. Off
@@ -173,6 +173,8 @@ def _render_one(name: str, ctx: RenderContext, out_dir: Path, begun: _Begun | No
         raise
     except Exception as e:  # a renderer bug must not cost the user their profile
         return _Outcome([], before + ctx.notes[mark:], _failure(name, e))
+    if ctx.made is not None:
+        ctx.made.update(files)
     pending = {rel: c for rel, c in files.items() if isinstance(c, Deferred)}
     written = write_files(out_dir, {rel: c for rel, c in files.items() if rel not in pending})
     took = time.perf_counter() - started + (begun.took if begun is not None else 0.0)
@@ -198,8 +200,8 @@ def _render_many(
     begun = _begin(names, ctx) if begun is None else begun
     out = {} if out is None else out
     for name in names:
-        if name == "html" and before_html is not None:
-            before_html()
+        if name in REPORTS and before_html is not None:
+            before_html()  # the reports link to and embed the others' files: those must be in
         out[name] = _render_one(name, ctx, out_dir, begun.get(name))
         if say:
             _say_took(name, out[name])
@@ -296,7 +298,7 @@ def render_outputs(
     second process (``PARALLEL_RENDERERS``); files, notes and their order are the same either way."""
     names = list(only or RENDERERS)
     tables, notes = load_cprofile(session, run_dir or out_dir)
-    ctx = RenderContext(session, options, cprofile=tables)
+    ctx = RenderContext(session, options, cprofile=tables, made=planned(names))
     apply_attribution(session, ctx.derived.categories)  # derived data: by the current rules, classified once
     outcomes: dict[str, _Outcome] = {}
     parallel = _parallel_names(ctx, names)
@@ -316,6 +318,9 @@ def render_outputs(
                 for name, outcome in result[1].items():
                     outcomes[name] = outcome
                     _say_took(name, outcome)
+                    assert ctx.made is not None
+                    ctx.made.update(str(p.relative_to(out_dir)) for p in outcome.written)
+                    ctx.made.update(outcome.pending)
         ctx.notes[:] = _ordered_notes(names, outcomes)
 
     here = [n for n in names if n not in parallel]

@@ -89,6 +89,10 @@ class RenderContext:
     #: what several renderers derive from the session's samples (stack categories, the user-code
     #: view, stacks per frame), worked out once for this context
     derived: Derived = field(init=False, repr=False)
+    #: the files this render made so far, and those of the renderers still to come that the
+    #: reports link to (relative names; the writer keeps it up to date, ``registry.render_all`` too);
+    #: None: not known (a renderer called on its own)
+    made: set[str] | None = None
 
     def __post_init__(self) -> None:
         self.derived = Derived(self.session)

@@ -20,6 +20,7 @@ import networkx as nx
 from dynaprof.analysis.callgraph import CallGraph, build_callgraph
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS
 from dynaprof.render.base import Files, RenderContext
+from dynaprof.render.files import CALLGRAPH_DOT, CALLGRAPH_SVG
 from dynaprof.render.snakeviz import render_snakeviz_profile as render_snakeviz_profile  # its old home
 
 #: outline colour of each category (the fill is the heat)
@@ -350,7 +351,7 @@ def start_callgraph(ctx: RenderContext) -> Callable[[], Files]:
         done: Files = ctx.memo["callgraph"]
         return lambda: dict(done)
     dot_text = callgraph_dot_for(ctx, "run")
-    files: Files = {} if dot_text is None else {"callgraph.dot": dot_text}
+    files: Files = {} if dot_text is None else {CALLGRAPH_DOT: dot_text}
     if dot_text is None or not ctx.use_dot:
         ctx.memo["callgraph"] = files
         return lambda: dict(files)
@@ -379,7 +380,7 @@ def start_callgraph(ctx: RenderContext) -> Callable[[], Files]:
                     "render it with `dot -Tsvg callgraph.dot -o callgraph.svg`",
                 )
             else:
-                files["callgraph.svg"] = svg
+                files[CALLGRAPH_SVG] = svg
             ctx.memo["callgraph"] = files
         return dict(ctx.memo["callgraph"])
 

@@ -19,6 +19,7 @@ from typing import Any
 from dynaprof import fmt
 from dynaprof.model.session import CompiledFrame, Session
 from dynaprof.render.base import Files, RenderContext
+from dynaprof.render.files import TRACE_JSON
 
 #: nesting precedence at equal bounds: lower levels enclose higher ones
 LEVEL_RUN, LEVEL_FRAME, LEVEL_ATTEMPT, LEVEL_SPAN = 0, 1, 2, 3
@@ -156,5 +157,5 @@ def chrome_trace(session: Session) -> dict[str, Any]:
 
 
 def render_chrome_trace(ctx: RenderContext) -> Files:
-    return {"trace.json": json.dumps(chrome_trace(ctx.session), ensure_ascii=False, allow_nan=False,
+    return {TRACE_JSON: json.dumps(chrome_trace(ctx.session), ensure_ascii=False, allow_nan=False,
                                      separators=(",", ":")) + "\n"}

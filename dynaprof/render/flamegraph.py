@@ -30,6 +30,7 @@ from dynaprof.analysis.stacks import (
 from dynaprof.fmt import safe_key
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, PHASE_LABELS, PHASES, Session
 from dynaprof.render.base import Files, RenderContext, RenderOptions
+from dynaprof.render.files import flamegraph_file
 from dynaprof.render.flamegraph_diff import diff_flamegraph_svg
 from dynaprof.render.flamegraph_layout import layout
 from dynaprof.render.flamegraph_svg import Frame, Panel, category_colour, phase_colour, svg_document
@@ -274,7 +275,7 @@ def render_flamegraphs(ctx: RenderContext) -> Files:
     s, opts = ctx.session, ctx.options
     files: Files = {}
     for view in available_views(s):
-        files[f"flame-{view}.svg"] = run_flamegraph(ctx, view)
+        files[flamegraph_file(view)] = run_flamegraph(ctx, view)
     sampled: tuple[View, ...] = ("compiler", "traced")
     for key, stem in frame_file_names(s, opts.max_frame_graphs).items():
         for view in sampled:

@@ -27,6 +27,7 @@ from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, CompiledFrame, Session, display_name
 from dynaprof.render import markdown as md
 from dynaprof.render.base import Deferred, Files, RenderContext, Renderer
+from dynaprof.render.files import CALLGRAPH_SVG, REPORT_HTML
 
 __all__ = ["Col", "Markup", "esc", "inline_svg", "kpi", "num", "page", "render_html", "script_json", "secs", "section",
            "table"]
@@ -272,7 +273,7 @@ def _callgraph(ctx: RenderContext) -> str:
                        '<p class="dp-note">no call graph: this session has no samples or cProfile data.</p>')
     render = None if made is not None else _load_renderer("dynaprof.render.callgraph", "render_callgraph")
     files = dict(made) if made is not None else render(ctx) if render is not None else {}
-    svg = files.get("callgraph.svg")
+    svg = files.get(CALLGRAPH_SVG)
     if isinstance(svg, Deferred):
         svg = svg.result()
     if isinstance(svg, bytes):
@@ -460,4 +461,4 @@ def report_html(ctx: RenderContext) -> str:
 
 
 def render_html(ctx: RenderContext) -> Files:
-    return {"report.html": report_html(ctx)}
+    return {REPORT_HTML: report_html(ctx)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from dynaprof import fmt
@@ -21,6 +21,7 @@ from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.model.cache import cache_line, cache_totals
 from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, FunctionRef, Session, display_name
 from dynaprof.render.base import Files, RenderContext
+from dynaprof.render.files import SUMMARY_MD, report_links
 
 #: hard cap on the summary's length (GitHub's comment limit is 65,536)
 MAX_CHARS = 60_000
@@ -196,26 +197,17 @@ def _int(v: float | int | None) -> int | None:
     return None if v is None else int(v)
 
 
-def artifact_links(session: Session) -> list[tuple[str, str]]:
-    """(label, relative path) of the files written next to the summary."""
-    links = [("full report", "report.html"), ("trace (Perfetto)", "trace.json")]
-    if session.samples is not None and session.samples.stacks:
-        links[1:1] = [("compiler flamegraph", "flame-compiler.svg"),
-                      ("user-code flamegraph", "flame-traced.svg"), ("call graph", "callgraph.svg")]
-    return links
-
-
 # ---------------------------------------------------------------------------------------------
 # sections
 
 
-def _header(s: Session, rows: int) -> str:
+def _header(s: Session, rows: int, made: Collection[str] | None = None) -> str:
     status = "" if s.run.complete else f" (incomplete: {md_escape(s.run.end_reason)})"
     lines = [f"### dynaprof: {md_escape(s.run.target)}{status}", "",
              f"**Verdict:** {md_escape(hottest(s), 600)}", "", *_remedy(s), f"**Totals:** {totals_line(s)}", ""]
     if (cache := cache_line(cache_totals(s.frames))) is not None:
         lines += [f"**Cache:** {md_escape(cache, 400)}", ""]
-    lines.append(" · ".join(f"[{label}]({path})" for label, path in artifact_links(s)))
+    lines.append(" · ".join(f"[{label}]({path})" for label, path in report_links(s, made)))
     found = findings(s)[1:]  # the first one is the verdict
     if found:
         lines += ["", "**Also:**", ""]
@@ -363,15 +355,18 @@ def _reproduce(s: Session, rows: int) -> str:
 
 
 _SECTIONS: tuple[Callable[[Session, int], str], ...] = (
-    _header, _causes, _frames, _attribution, _properties, _traced, _reasons, _environment, _reproduce,
+    _causes, _frames, _attribution, _properties, _traced, _reasons, _environment, _reproduce,
 )
 
 
-def summary_markdown(session: Session, max_rows: int = 25, max_chars: int = MAX_CHARS) -> str:
-    """The summary text, guaranteed shorter than ``max_chars``."""
+def summary_markdown(
+    session: Session, max_rows: int = 25, max_chars: int = MAX_CHARS, made: Collection[str] | None = None
+) -> str:
+    """The summary text, guaranteed shorter than ``max_chars``; it links the files in ``made``
+    (``files.report_links``)."""
     rows = max(1, max_rows)
     while True:
-        parts = [p for p in (section(session, rows) for section in _SECTIONS) if p]
+        parts = [p for p in (_header(session, rows, made), *(section(session, rows) for section in _SECTIONS)) if p]
         text = "\n\n".join(parts) + "\n"
         if len(text) < max_chars or rows <= 3:
             break
@@ -386,4 +381,4 @@ def summary_markdown(session: Session, max_rows: int = 25, max_chars: int = MAX_
 
 
 def render_markdown(ctx: RenderContext) -> Files:
-    return {"summary.md": summary_markdown(ctx.session, ctx.options.max_rows)}
+    return {SUMMARY_MD: summary_markdown(ctx.session, ctx.options.max_rows, made=ctx.made)}

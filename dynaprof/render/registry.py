@@ -4,23 +4,28 @@ rendering a Markdown summary never imports networkx or Graphviz)."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import cast
 
 from dynaprof.render.base import Files, RenderContext, Renderer
+from dynaprof.render.files import LINKED
 
-#: name -> import path of a Renderer; order is the order outputs are written and listed
+#: name -> import path of a Renderer; order is the order outputs are written and listed: the
+#: reports (``REPORTS``) come last, so they link only to files that were written
 RENDERERS: dict[str, str] = {
     "summary": "dynaprof.render.terminal:render_summary_file",
-    "markdown": "dynaprof.render.markdown:render_markdown",
     "chrome_trace": "dynaprof.render.chrome_trace:render_chrome_trace",
     "flamegraphs": "dynaprof.render.flamegraph:render_flamegraphs",
     "folded": "dynaprof.render.folded:render_folded",
     "speedscope": "dynaprof.render.speedscope:render_speedscope",
     "callgraph": "dynaprof.render.callgraph:render_callgraph",
     "snakeviz_profile": "dynaprof.render.snakeviz:render_snakeviz_profile",
+    "markdown": "dynaprof.render.markdown:render_markdown",
     "html": "dynaprof.render.html:render_html",
 }
+
+#: the renderers whose outputs link to (or embed) the others': rendered after them
+REPORTS: tuple[str, ...] = ("markdown", "html")
 
 
 #: renderers that can begin early: ``start(ctx)`` does the part that needs this process and
@@ -43,9 +48,19 @@ def get_renderer(name: str) -> Renderer:
     return cast(Renderer, getattr(importlib.import_module(module), func))
 
 
+def planned(names: Collection[str]) -> set[str]:
+    """The linked files of the renderers in ``names`` that always write them (the full report):
+    what ``RenderContext.made`` starts with, before any renderer ran."""
+    return {x.file for x in LINKED if x.renderer in names and x.renderer in REPORTS}
+
+
 def render_all(ctx: RenderContext, names: list[str] | None = None) -> Files:
-    """Run the named renderers (default: all) and merge their files."""
+    """Run the named renderers (default: all) and merge their files; ``ctx.made`` follows them."""
+    names = list(RENDERERS) if names is None else names
+    ctx.made = planned(names) if ctx.made is None else ctx.made
     out: Files = {}
-    for name in names if names is not None else list(RENDERERS):
-        out.update(get_renderer(name)(ctx))
+    for name in names:
+        files = get_renderer(name)(ctx)
+        ctx.made.update(files)
+        out.update(files)
     return out
