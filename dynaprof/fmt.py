@@ -3,15 +3,46 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
-_SITE = re.compile(r".*/(?:site|dist)-packages/")
+_SITE = re.compile(r".*[/\\](?:site|dist)-packages[/\\]")
+_STDLIB = re.compile(r".*[/\\]lib[/\\]python\d+(?:\.\d+)?[/\\]")
 _UNSAFE_KEY = re.compile(r"[^A-Za-z0-9._-]")
 
 
-def seconds(s: float | None) -> str:
-    """Human duration: 1.23 s, 45.6 ms, 789 us; '?' when unknown."""
+#: how each kind of output writes a duration (``duration``'s ``style``)
+DurationStyle = Literal["summary", "compare", "graph", "ms", "diff", "dot"]
+
+
+def duration(s: float | None, style: DurationStyle = "summary", sign: bool = False) -> str:
+    """Every duration dynaprof writes, in the style of the output it goes to ('?' when unknown):
+
+    * ``summary`` (terminal, Markdown, HTML): 1.23 s, 45.6 ms, 789 us;
+    * ``compare`` (two decimals where a PR reader wants them; ``sign`` for deltas): +0.84 s, 12.3 s;
+    * ``ms`` (flamegraph tooltips): 1,234.5 ms, 0.042 ms;
+    * ``graph`` (flamegraph notes): ``ms`` below 10 s, 12.34 s above;
+    * ``diff`` (differential flamegraphs; ``sign`` for deltas): +12.3 ms;
+    * ``dot`` (call graph labels): 0.123 s, 4.56 ms.
+    """
     if s is None:
         return "?"
+    a = abs(s)
+    p = "+" if sign and s > 0 else "-" if s < 0 else ""
+    if style == "compare":
+        if a >= 100:
+            return f"{p}{a:.0f} s"
+        if a >= 10:
+            return f"{p}{a:.1f} s"
+        return f"{p}{a:.2f} s" if a >= 0.01 or a == 0 else p + duration(a)
+    if style == "graph" and a >= 10:
+        return f"{s:,.2f} s"
+    if style in ("ms", "graph"):
+        ms = s * 1e3
+        return f"{ms:,.1f} ms" if abs(ms) >= 0.1 or ms == 0 else f"{ms:.3f} ms"
+    if style == "diff":
+        return f"{s * 1e3:+,.1f} ms" if sign else f"{s * 1e3:,.1f} ms"
+    if style == "dot":
+        return f"{s:.3f} s" if s >= 0.01 else f"{s * 1e3:.2f} ms"
     if s >= 100:
         return f"{s:.0f} s"
     if s >= 1:
@@ -23,19 +54,28 @@ def seconds(s: float | None) -> str:
     return "0 s"
 
 
+def seconds(s: float | None) -> str:
+    """Human duration: 1.23 s, 45.6 ms, 789 us; '?' when unknown (``duration``'s summary style)."""
+    return duration(s)
+
+
 def pct(part: float, whole: float | None) -> str:
     if not whole:
         return "?"
     return f"{100.0 * part / whole:.0f}%"
 
 
+def package_path(path: str, stdlib: bool = False) -> str:
+    """``path`` below its (last) site-packages or dist-packages folder: ``torch/_dynamo/guards.py``;
+    with ``stdlib``, else below the standard library's folder (``importlib/__init__.py``); else
+    unchanged. The one rule for every output that shortens file names."""
+    m = _SITE.match(path) or (_STDLIB.match(path) if stdlib else None)
+    return path[m.end() :] if m else path
+
+
 def short_path(path: str) -> str:
     """Strip site-packages and long prefixes: torch/_dynamo/guards.py, repro.py."""
-    path = path.replace("\\", "/")
-    m = _SITE.match(path)
-    if m:
-        return path[m.end() :]
-    return path
+    return package_path(path.replace("\\", "/"))
 
 
 def location(filename: str, lineno: int | None) -> str:

@@ -15,9 +15,9 @@ from dynaprof.analysis.pruned_tree import build_pruned_tree
 from dynaprof.analysis.stacks import build_tree
 from dynaprof.cli.compare import explain_lines
 from dynaprof.render.base import RenderContext
+from dynaprof.render.colours import phase_colour
 from dynaprof.render.compare_report import render_compare
 from dynaprof.render.flamegraph import flamegraph_svg
-from dynaprof.render.flamegraph_svg import phase_colour
 from dynaprof.render.html import report_html
 from dynaprof.render.markdown import MAX_CHARS, summary_markdown
 from dynaprof.render.terminal import summary_text

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from dynaprof.analysis.stacks import StackNode, build_tree
 from dynaprof.model import InlineStack, Stack
 from dynaprof.render.base import RenderContext, RenderOptions
+from dynaprof.render.colours import category_colour
 from dynaprof.render.flamegraph import (
     diff_flamegraph_svg,
     flamegraph_svg,
@@ -24,7 +25,7 @@ from dynaprof.render.flamegraph import (
     tree_flamegraph_svg,
 )
 from dynaprof.render.flamegraph_layout import layout
-from dynaprof.render.flamegraph_svg import category_colour, fit_label, xml_attr, xml_text
+from dynaprof.render.flamegraph_svg import fit_label, xml_attr, xml_text
 
 from .factories import DYN, FunctionTable, frame, make_session, seed_session
 

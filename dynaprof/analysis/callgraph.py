@@ -23,12 +23,12 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import networkx as nx
 
+from dynaprof import fmt
 from dynaprof.analysis.attribution import PARAMETRIZE_FILE, classify, is_parametrization
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.pstats_tools import FuncKey, PStatsTable, total_time
@@ -92,16 +92,11 @@ def torch_module(filename: str) -> str | None:
     return mod.replace("/", ".")
 
 
-_PREFIX = re.compile(r".*/(?:site-packages|dist-packages|lib/python\d+(?:\.\d+)?)/")
-
-
 def _short(filename: str) -> str:
     """``torch/_dynamo/guards.py``, ``inspect.py``: without site-packages or the stdlib's folder."""
     if filename == "~":
         return "built-in"
-    path = filename.replace("\\", "/")
-    m = _PREFIX.match(path)
-    return path[m.end() :] if m else path
+    return fmt.package_path(filename.replace("\\", "/"), stdlib=True)
 
 
 def _is_signature(filename: str, name: str) -> bool:

@@ -220,17 +220,7 @@ def compare_sessions(base: Session, new: Session, normalize: bool = False) -> Co
 
 def seconds(s: float | None, sign: bool = False) -> str:
     """``0.30 s``, ``+0.84 s``, ``12.3 s``, ``4.5 ms``: two decimals where a PR reader wants them."""
-    if s is None:
-        return "?"
-    a = abs(s)
-    p = "+" if sign and s > 0 else "-" if s < 0 else ""
-    if a >= 100:
-        return f"{p}{a:.0f} s"
-    if a >= 10:
-        return f"{p}{a:.1f} s"
-    if a >= 0.01 or a == 0:
-        return f"{p}{a:.2f} s"
-    return p + fmt.seconds(a)
+    return fmt.duration(s, "compare", sign)
 
 
 def share(v: float | None, sign: bool = False) -> str:

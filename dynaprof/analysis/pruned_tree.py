@@ -11,16 +11,15 @@ from collections.abc import Sequence
 
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.stacks import (
-    NO_COMPILER_STACK,
-    NOT_TRACING,
     NodeKey,
     StackNode,
     View,
     _fkey,
     _synthetic,
+    empty_stack_names,
     root_label,
 )
-from dynaprof.model.session import CATEGORY_LABELS, Session
+from dynaprof.model.session import Session
 
 
 def build_pruned_tree(
@@ -62,12 +61,7 @@ def build_pruned_tree(
     for i in indices:
         st, cat = stacks[i], cats[i]
         ids = st.compiler if view == "compiler" else st.traced
-        if ids:
-            path = tuple(ids)
-        elif view == "compiler":
-            path = (synth(NO_COMPILER_STACK),)
-        else:
-            path = (synth(NOT_TRACING), synth(f"[{CATEGORY_LABELS.get(cat, cat)}]"))
+        path = tuple(ids) if ids else tuple(synth(name) for name in empty_stack_names(view, cat))
         rows.append((path, st.seconds, st.samples, cat))
     rows.sort(key=lambda r: r[0])
     synth_keys = {v: _synthetic(k) for k, v in synthetic.items()}

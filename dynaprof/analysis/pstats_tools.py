@@ -315,11 +315,28 @@ def snakeviz_path(prof: str | Path) -> Path:
     return p.with_name(stem + ".snakeviz.prof")
 
 
-def write_snakeviz_profile(prof: str | Path, out: str | Path | None = None) -> Path:
-    """Reshape ``prof`` for snakeviz and save it next to it (the original is kept)."""
-    src = Path(prof)
-    dest = Path(out) if out is not None else snakeviz_path(src)
-    shaped = reshape_for_snakeviz(load_table(src))
-    if not shaped:
-        raise DynaprofError(f"{src}: the cProfile data is empty")
-    return save_table(shaped, dest)
+#: the snakeviz-ready profile of a run, in its run folder
+RUN_SNAKEVIZ_PROFILE = "cprofile/run.snakeviz.prof"
+
+
+def snakeviz_bytes(table: PStatsTable) -> bytes:
+    """``table`` reshaped for snakeviz (``reshape_for_snakeviz``), as ``.prof`` bytes: the one
+    way every snakeviz profile is made (the renderer, ``dynaprof view --snakeviz``, this module)."""
+    return table_bytes(reshape_for_snakeviz(table))
+
+
+def write_snakeviz_profile(
+    prof: str | Path | Sequence[Path], out: str | Path | None = None, name: str | None = None
+) -> Path:
+    """Reshape ``prof`` (one ``.prof`` file, or several merged) for snakeviz and save it to ``out``
+    (default: next to the first, ``run.snakeviz.prof``); the originals are kept. ``name``: how
+    the data is named in the error for an empty profile."""
+    sources = [Path(prof)] if isinstance(prof, str | Path) else [Path(p) for p in prof]
+    dest = Path(out) if out is not None else snakeviz_path(sources[0])
+    table = load_table(sources[0]) if isinstance(prof, str | Path) else merge_tables(load_table(p) for p in sources)
+    if not reshape_for_snakeviz(table):
+        raise DynaprofError(f"{name or sources[0]}: the cProfile data is empty")
+    from dynaprof.model.store import atomic_write
+
+    atomic_write(dest, snakeviz_bytes(table))
+    return dest

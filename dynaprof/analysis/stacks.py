@@ -23,13 +23,13 @@ Everything here is pure and iterative (stacks can be deeper than Python's recurs
 from __future__ import annotations
 
 import gc
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
+from dynaprof import fmt
 from dynaprof.analysis.attribution import classify
 from dynaprof.analysis.derived import Derived
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, FunctionRef, Session, Stack
@@ -46,8 +46,6 @@ NO_COMPILER_STACK = "[no compiler stack]"
 NO_INLINE_PATH = "[no inline path]"
 SYNTHETIC = "synthetic"
 
-_SITE_RE = re.compile(r"^.*?[/\\](?:site|dist)-packages[/\\]")
-_STDLIB_RE = re.compile(r"^.*?[/\\]lib[/\\]python\d+(?:\.\d+)?[/\\]")
 
 
 @dataclass(slots=True)
@@ -236,15 +234,19 @@ def _build_tree(
     cats = derived.categories if categories is None else categories
     for i in indices:
         st, cat = stacks[i], cats[i]
-        if view == "compiler":
-            path = [keys[i] for i in st.compiler] or [_synthetic(NO_COMPILER_STACK)]
-        else:
-            path = [keys[i] for i in st.traced] or [
-                _synthetic(NOT_TRACING),
-                _synthetic(f"[{CATEGORY_LABELS.get(cat, cat)}]"),
-            ]
+        ids = st.compiler if view == "compiler" else st.traced
+        path = [keys[i] for i in ids] or [_synthetic(name) for name in empty_stack_names(view, cat)]
         root.add_path(path, st.seconds, st.samples, cat)
     return root
+
+
+def empty_stack_names(view: View, category: str) -> tuple[str, ...]:
+    """The synthetic frames that stand for a sample without a stack in ``view``: the compiler
+    view's ``[no compiler stack]``; the traced view's ``[not tracing user code]`` then the
+    sample's category (``[Guard building]``). Every output that draws stacks uses these."""
+    if view == "compiler":
+        return (NO_COMPILER_STACK,)
+    return (NOT_TRACING, f"[{CATEGORY_LABELS.get(category, category)}]")
 
 
 def stacks_by_frame(session: Session, derived: Derived | None = None) -> dict[str, list[int]]:
@@ -277,10 +279,7 @@ def clean_text(text: str) -> str:
 
 def short_filename(path: str) -> str:
     """A path without its site-packages (or stdlib) prefix: ``torch/_dynamo/guards.py``."""
-    short = _SITE_RE.sub("", path, count=1)
-    if short == path:
-        short = _STDLIB_RE.sub("", path, count=1)
-    return short
+    return fmt.package_path(path, stdlib=True)
 
 
 def display_name(node: StackNode | FunctionRef) -> str:

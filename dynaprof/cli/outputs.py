@@ -33,6 +33,9 @@ PARALLEL_RENDERERS: tuple[str, ...] = ("callgraph", "folded")
 #: the seed case has about 200,000, where a second process costs more than it saves)
 PARALLEL_MIN_FRAMES = 500_000
 
+#: the rendering options' defaults, which the command line's are
+_DEFAULTS = RenderOptions()
+
 #: the bulky exports ``--exports`` decides about; a re-render removes the other form of each
 _EXPORTS = ("stacks-compiler.folded", "stacks-traced.folded", "speedscope.json")
 
@@ -43,28 +46,29 @@ def add_render_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
     added.append(g.add_argument(
         "--min-width",
         type=float,
-        default=0.001,
+        default=_DEFAULTS.min_width,
         metavar="FRACTION",
-        help="flamegraph: prune frames narrower than this share of the total (default 0.001)",
+        help=f"flamegraph: prune frames narrower than this share of the total (default {_DEFAULTS.min_width:g})",
     ))
     added.append(g.add_argument("--icicle", action="store_true", help="flamegraph: draw the root at the top"))
     added.append(g.add_argument(
         "--node-threshold",
         type=float,
-        default=0.005,
+        default=_DEFAULTS.node_threshold,
         metavar="FRACTION",
-        help="call graph: hide nodes below this share of total time (default 0.005)",
+        help=f"call graph: hide nodes below this share of total time (default {_DEFAULTS.node_threshold:g})",
     ))
     added.append(g.add_argument(
         "--edge-threshold",
         type=float,
-        default=0.001,
+        default=_DEFAULTS.edge_threshold,
         metavar="FRACTION",
-        help="call graph: hide edges below this share of total time (default 0.001)",
+        help=f"call graph: hide edges below this share of total time (default {_DEFAULTS.edge_threshold:g})",
     ))
     added.append(g.add_argument("--collapse-torch", action="store_true", help="call graph: one node per torch module"))
     added.append(
-        g.add_argument("--max-rows", type=int, default=25, metavar="N", help="rows shown in tables before eliding")
+        g.add_argument("--max-rows", type=int, default=_DEFAULTS.max_rows, metavar="N",
+                       help="rows shown in tables before eliding")
     )
     added.append(g.add_argument(
         "--exports",

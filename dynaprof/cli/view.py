@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from dynaprof.analysis.pstats_tools import load_table, merge_tables, reshape_for_snakeviz, save_table, snakeviz_path
+from dynaprof.analysis.pstats_tools import RUN_SNAKEVIZ_PROFILE, snakeviz_path, write_snakeviz_profile
 from dynaprof.cli.common import display_path, info
 from dynaprof.errors import DynaprofError
 from dynaprof.model.store import SESSION_FILE, load_session
@@ -116,15 +116,11 @@ def snakeviz_profile(run: Path) -> Path:
     sources = _cprofile_sources(run)
     if not sources:
         raise DynaprofError(f"{display_path(run)} {NO_CPROFILE}")
-    dest = snakeviz_path(run) if run.is_file() else run / "cprofile" / "run.snakeviz.prof"
+    dest = snakeviz_path(run) if run.is_file() else run / RUN_SNAKEVIZ_PROFILE
     newest = max(p.stat().st_mtime for p in sources)
     if dest.is_file() and dest.stat().st_mtime >= newest:
         return dest
-    table = merge_tables(load_table(p) for p in sources)
-    shaped = reshape_for_snakeviz(table)
-    if not shaped:
-        raise DynaprofError(f"{display_path(sources[0])}: the cProfile data is empty")
-    return save_table(shaped, dest)
+    return write_snakeviz_profile(sources, dest, name=display_path(sources[0]))
 
 
 def _read(path: Path) -> str:

@@ -17,25 +17,15 @@ from collections.abc import Callable
 
 import networkx as nx
 
+from dynaprof import fmt
 from dynaprof.analysis.callgraph import CallGraph, build_callgraph
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS
 from dynaprof.render.base import Files, RenderContext
+from dynaprof.render.colours import CATEGORY_OUTLINE
 from dynaprof.render.files import CALLGRAPH_DOT, CALLGRAPH_SVG
 from dynaprof.render.snakeviz import render_snakeviz_profile as render_snakeviz_profile  # its old home
 
-#: outline colour of each category (the fill is the heat)
-CATEGORY_COLORS: dict[str, str] = {
-    "restarts": "#7f7f7f",
-    "parametrization": "#ff00ff",
-    "guard_building": "#ff9900",
-    "cpp_triton_compile": "#8c564b",
-    "inductor_codegen": "#17becf",
-    "aot_autograd": "#2ca02c",
-    "fake_tensor": "#9467bd",
-    "user_tracing": "#000000",
-    "other": "#bbbbbb",
-}
-PARAM_COLOR = CATEGORY_COLORS["parametrization"]
+PARAM_COLOR = CATEGORY_OUTLINE["parametrization"]
 DOT_TIMEOUT_S = 60.0
 INSTALL_HINT = "install Graphviz (`apt-get install graphviz`, or `brew install graphviz`)"
 
@@ -131,10 +121,6 @@ def _stmt(indent: str, target: str, **kw: str | float | int) -> str:
     return f"{indent}{target} {_attrs(**kw)};"
 
 
-def _secs(s: float) -> str:
-    return f"{s:.3f} s" if s >= 0.01 else f"{s * 1e3:.2f} ms"
-
-
 def _pct(part: float, total: float) -> str:
     return f"{100.0 * part / total:.2f}%" if total > 0 else "?"
 
@@ -165,7 +151,7 @@ def callgraph_dot(cg: CallGraph, title: str = "dynaprof call graph") -> str:
         _stmt(
             "  ",
             "graph",
-            label=_Raw(dot_string(title, f"{source}, total {_secs(total)}", summary)),
+            label=_Raw(dot_string(title, f"{source}, total {fmt.duration(total, 'dot')}", summary)),
             labelloc="t",
             fontname=_FONT,
             fontsize=12,
@@ -178,7 +164,8 @@ def callgraph_dot(cg: CallGraph, title: str = "dynaprof call graph") -> str:
     for n in sorted(g):
         d = g.nodes[n]
         where = d["location"] + (f":{d['lineno']}" if d["lineno"] else "")
-        amount = ", ".join(x for x in (_secs(d["inclusive_s"]), _calls(d["calls"], d["primitive_calls"])) if x)
+        inclusive = fmt.duration(d["inclusive_s"], "dot")
+        amount = ", ".join(x for x in (inclusive, _calls(d["calls"], d["primitive_calls"])) if x)
         extra = [f"{d['members']} functions"] if d["members"] > 1 else []
         share = f"{_pct(d['inclusive_s'], total)} (self {_pct(d['self_s'], total)})"
         fill = heat_color(d["inclusive_s"] / total)
@@ -190,7 +177,7 @@ def callgraph_dot(cg: CallGraph, title: str = "dynaprof call graph") -> str:
                 tooltip=f"{n}  [{CATEGORY_LABELS.get(d['category'], d['category'])}]",
                 fillcolor=fill,
                 fontcolor=text_color(fill),
-                color=CATEGORY_COLORS.get(d["category"], "#bbbbbb"),
+                color=CATEGORY_OUTLINE.get(d["category"], "#bbbbbb"),
                 penwidth=5.0 if d["parametrization"] else 3.0 if d["param_path"] else 2.0,
                 style="filled,bold" if d["param_path"] else "filled",
             )
@@ -198,7 +185,7 @@ def callgraph_dot(cg: CallGraph, title: str = "dynaprof call graph") -> str:
     for u, v in sorted(g.edges):
         d = g.edges[u, v]
         w = d["seconds"] / total if total > 0 else 0.0
-        label = _Raw(dot_string(*(x for x in (_calls(d["calls"], None), _secs(d["seconds"])) if x)))
+        label = _Raw(dot_string(*(x for x in (_calls(d["calls"], None), fmt.duration(d["seconds"], 'dot')) if x)))
         color = PARAM_COLOR if d["param_path"] else heat_color(w)
         lines.append(
             _stmt(
@@ -248,7 +235,7 @@ def _legend(g: nx.DiGraph) -> list[str]:
                 label=f"outline: {CATEGORY_LABELS[c]}",
                 fillcolor="#ffffff",
                 fontcolor="#000000",
-                color=CATEGORY_COLORS[c],
+                color=CATEGORY_OUTLINE[c],
                 penwidth=5.0 if c == "parametrization" else 2.0,
             )
         )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dynaprof import fmt
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.pruned_tree import build_pruned_tree
 from dynaprof.analysis.stacks import (
@@ -30,18 +31,17 @@ from dynaprof.analysis.stacks import (
 from dynaprof.fmt import safe_key
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, PHASE_LABELS, PHASES, Session
 from dynaprof.render.base import Files, RenderContext, RenderOptions
+from dynaprof.render.colours import category_colour, phase_colour
 from dynaprof.render.files import flamegraph_file
 from dynaprof.render.flamegraph_diff import diff_flamegraph_svg
 from dynaprof.render.flamegraph_layout import layout
-from dynaprof.render.flamegraph_svg import Frame, Panel, category_colour, phase_colour, svg_document
+from dynaprof.render.flamegraph_svg import Frame, Panel, svg_document
 
 __all__ = [
     "VIEW_DESCRIPTIONS",
     "available_views",
     "diff_flamegraph_svg",
     "flamegraph_svg",
-    "format_duration",
-    "format_ms",
     "render_flamegraphs",
     "tree_flamegraph_svg",
 ]
@@ -60,16 +60,6 @@ _VIEW_TITLES: dict[str, str] = {
 }
 
 
-def format_ms(seconds: float) -> str:
-    ms = seconds * 1e3
-    return f"{ms:,.1f} ms" if abs(ms) >= 0.1 or ms == 0 else f"{ms:.3f} ms"
-
-
-def format_duration(seconds: float) -> str:
-    """Milliseconds below 10 s, seconds above."""
-    return f"{seconds:,.2f} s" if abs(seconds) >= 10 else format_ms(seconds)
-
-
 def available_views(session: Session) -> list[View]:
     """Views worth drawing for this session (``inline`` only when it has records)."""
     return [v for v in VIEWS if v != "inline" or session.inline_profile]
@@ -85,7 +75,7 @@ def _node_title(node: StackNode, total: float, view: str) -> str:
         count = f"{node.self_samples:,} call{'s' if node.self_samples != 1 else ''} at this path"
     else:
         count = f"{node.samples:,} sample{'s' if node.samples != 1 else ''}"
-    lines.append(f"{format_ms(node.seconds)}, {pct:.2f}% of total, {count}")
+    lines.append(f"{fmt.duration(node.seconds, 'ms')}, {pct:.2f}% of total, {count}")
     phases = view == "traced"
     cat = node.dominant_category(PHASES if phases else CATEGORIES)
     if cat is not None:
@@ -116,7 +106,8 @@ def _fill(node: StackNode, view: str) -> str:
 
 
 def _pruned_note(count: int, seconds: float, min_width: float) -> str:
-    return f"{count:,} frame{'s' if count != 1 else ''} < {100 * min_width:g}% pruned ({format_duration(seconds)})"
+    took = fmt.duration(seconds, "graph")
+    return f"{count:,} frame{'s' if count != 1 else ''} < {100 * min_width:g}% pruned ({took})"
 
 
 def tree_flamegraph_svg(

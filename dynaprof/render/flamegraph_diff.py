@@ -15,15 +15,12 @@ when the two runs had different sampling rates or amounts of work).
 
 from __future__ import annotations
 
+from dynaprof import fmt
 from dynaprof.analysis.stack_diff import DiffNode, diff_trees
 from dynaprof.analysis.stacks import StackNode, display_name, location
 from dynaprof.render.base import RenderOptions
 from dynaprof.render.flamegraph_layout import Layout, layout
 from dynaprof.render.flamegraph_svg import Frame, Panel, diff_colour, svg_document
-
-
-def _ms(seconds: float, sign: bool = False) -> str:
-    return f"{seconds * 1e3:+,.1f} ms" if sign else f"{seconds * 1e3:,.1f} ms"
 
 
 class _Delta:
@@ -62,7 +59,8 @@ class _Delta:
             rel = "removed in NEW" if node.new_s <= 0 else f"{100 * node.delta_s / node.base_s:+.1f}%"
         else:
             rel = "only in NEW" if node.new_s > 0 else "no time in either"
-        lines.append(f"base {_ms(node.base_s)}, new {_ms(node.new_s)}, delta {_ms(node.delta_s, True)} ({rel})")
+        base, new = fmt.duration(node.base_s, "diff"), fmt.duration(node.new_s, "diff")
+        lines.append(f"base {base}, new {new}, delta {fmt.duration(node.delta_s, 'diff', True)} ({rel})")
         if self.normalize:
             b, n = self.shares(node)
             lines.append(f"share of total: base {100 * b:.2f}%, new {100 * n:.2f}%, delta {100 * (n - b):+.2f} points")
@@ -88,7 +86,8 @@ def _pruned(lay: Layout[DiffNode], min_width: float) -> str:
     if not lay.pruned_frames:
         return ""
     n = lay.pruned_frames
-    return f"; {n:,} frame{'s' if n != 1 else ''} < {100 * min_width:g}% pruned ({_ms(lay.pruned_weight)})"
+    took = fmt.duration(lay.pruned_weight, "diff")
+    return f"; {n:,} frame{'s' if n != 1 else ''} < {100 * min_width:g}% pruned ({took})"
 
 
 def diff_flamegraph_svg(
@@ -113,13 +112,13 @@ def diff_flamegraph_svg(
         _panel(
             new_lay,
             delta,
-            f"NEW: widths are time in NEW ({_ms(root.new_s)}){_pruned(new_lay, options.min_width)}",
+            f"NEW: widths are time in NEW ({fmt.duration(root.new_s, 'diff')}){_pruned(new_lay, options.min_width)}",
             "no time in NEW",
         ),
         _panel(
             base_lay,
             delta,
-            f"BASE: widths are time in BASE ({_ms(root.base_s)}); {removed:,} frame"
+            f"BASE: widths are time in BASE ({fmt.duration(root.base_s, 'diff')}); {removed:,} frame"
             f"{'s' if removed != 1 else ''} removed in NEW appear only here{_pruned(base_lay, options.min_width)}",
             "no time in BASE",
         ),
@@ -128,7 +127,8 @@ def diff_flamegraph_svg(
     subtitles = [
         subtitle,
         f"colour = change in {what} from BASE to NEW: red = more in NEW, blue = less, pale = unchanged;"
-        f" total {_ms(root.base_s)} -> {_ms(root.new_s)} ({_ms(root.delta_s, True)})",
+        f" total {fmt.duration(root.base_s, 'diff')} -> {fmt.duration(root.new_s, 'diff')}"
+        f" ({fmt.duration(root.delta_s, 'diff', True)})",
     ]
     legend = [
         (diff_colour(1.0), "more time in NEW"),

@@ -8,9 +8,7 @@ never code. Markup is compact: one ``<g>`` per frame holding ``<title>``, ``<rec
 
 from __future__ import annotations
 
-import colorsys
 import re
-import zlib
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -25,41 +23,6 @@ CHAR_W = 0.6 * FONT_PX
 HIGHLIGHT = "rgb(40,210,120)"
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-#: base (hue degrees, saturation, lightness) per attribution category: warm shades for all,
-#: except parametrization, which is a strong magenta so it stands out at a glance
-CATEGORY_HSL: dict[str, tuple[float, float, float]] = {
-    "restarts": (2.0, 0.55, 0.60),
-    "parametrization": (292.0, 0.80, 0.50),
-    "guard_building": (50.0, 0.85, 0.56),
-    "cpp_triton_compile": (22.0, 0.50, 0.42),
-    "inductor_codegen": (10.0, 0.80, 0.62),
-    "aot_autograd": (38.0, 0.90, 0.52),
-    "fake_tensor": (30.0, 0.85, 0.74),
-    "user_tracing": (24.0, 0.92, 0.60),
-    "other": (35.0, 0.22, 0.66),
-}
-UNKNOWN_HSL = (0.0, 0.0, 0.75)
-
-#: base (hue, saturation, lightness) per compiler phase, for the user-code view: Dynamo's work in
-#: warm shades, AOT autograd in greens, Inductor in blues, kernel compile brown, the rest grey/tan
-PHASE_HSL: dict[str, tuple[float, float, float]] = {
-    "dynamo_tracing": (24.0, 0.92, 0.60),
-    "fake_tensor": (36.0, 0.85, 0.72),
-    "guard_building": (50.0, 0.85, 0.56),
-    "aot_trace": (140.0, 0.45, 0.50),
-    "aot_partition": (160.0, 0.45, 0.45),
-    "aot_other": (125.0, 0.35, 0.62),
-    "graph_passes": (195.0, 0.55, 0.58),
-    "lowering": (210.0, 0.60, 0.55),
-    "scheduling": (225.0, 0.55, 0.62),
-    "codegen": (240.0, 0.50, 0.66),
-    "inductor_other": (215.0, 0.30, 0.70),
-    "autotuning": (265.0, 0.45, 0.64),
-    "kernel_compile": (22.0, 0.50, 0.42),
-    "cache": (0.0, 0.0, 0.68),
-    "other": (35.0, 0.22, 0.66),
-}
 
 _CSS = (
     ".dynaprof-flame text{font-family:'DejaVu Sans',Verdana,Arial,sans-serif;fill:#1d1d1d}"
@@ -108,32 +71,6 @@ def fmt(v: float) -> str:
     """A coordinate with one decimal, without a trailing ``.0``."""
     s = f"{v:.1f}"
     return s[:-2] if s.endswith(".0") else s
-
-
-def _hex(h: float, s: float, lum: float) -> str:
-    r, g, b = colorsys.hls_to_rgb((h % 360.0) / 360.0, max(0.0, min(1.0, lum)), max(0.0, min(1.0, s)))
-    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
-
-
-def category_colour(category: str | None, seed: str = "") -> str:
-    """The fill for a frame of ``category``; ``seed`` (the function name) shifts the shade a
-    little, derived from a CRC so colours are the same on every run and machine."""
-    h, s, lum = CATEGORY_HSL.get(category or "", UNKNOWN_HSL)
-    if seed:
-        v = zlib.crc32(seed.encode("utf-8", "surrogatepass"))
-        h += ((v & 0xFF) / 255.0 - 0.5) * 10.0
-        lum += (((v >> 8) & 0xFF) / 255.0 - 0.5) * 0.10
-    return _hex(h, s, lum)
-
-
-def phase_colour(phase: str | None, seed: str = "") -> str:
-    """The fill for a frame of ``phase`` (user-code view), shaded by ``seed`` like categories."""
-    h, s, lum = PHASE_HSL.get(phase or "", UNKNOWN_HSL)
-    if seed:
-        v = zlib.crc32(seed.encode("utf-8", "surrogatepass"))
-        h += ((v & 0xFF) / 255.0 - 0.5) * 10.0
-        lum += (((v >> 8) & 0xFF) / 255.0 - 0.5) * 0.10
-    return _hex(h, s, lum)
 
 
 def diff_colour(ratio: float) -> str:

@@ -15,13 +15,12 @@ from collections.abc import Iterator, Sequence
 
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.stacks import (
-    NO_COMPILER_STACK,
-    NOT_TRACING,
     StackNode,
     View,
+    empty_stack_names,
     folded_label,
 )
-from dynaprof.model.session import CATEGORY_LABELS, Session
+from dynaprof.model.session import Session
 from dynaprof.render.base import Files, RenderContext
 from dynaprof.render.gz import SUFFIX, gzip_later
 
@@ -72,7 +71,7 @@ def folded_paths(
     agg: dict[Path, float] = {}
     get = agg.get
     compiler = view == "compiler"
-    no_stack: Path = tuple(NO_COMPILER_STACK.split(";"))
+    no_stack: Path = empty_stack_names("compiler", "")
     used = {*labels, *no_stack}  # every label a path may hold (a superset is fine)
     for i in indices:
         st = stacks[i]
@@ -82,7 +81,7 @@ def folded_paths(
         elif compiler:
             path = no_stack
         else:
-            path = tuple(f"{NOT_TRACING};[{CATEGORY_LABELS.get(cats[i], cats[i])}]".split(";"))
+            path = empty_stack_names(view, cats[i])
             used.update(path)
         agg[path] = get(path, 0.0) + st.seconds
     if _order_is_tuple_order(used):

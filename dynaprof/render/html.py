@@ -24,9 +24,10 @@ from typing import Any, cast
 from dynaprof import fmt
 from dynaprof.analysis.cause_table import session_cause_table
 from dynaprof.analysis.findings import findings, hottest, totals
-from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, CompiledFrame, Session, display_name
+from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session, display_name
 from dynaprof.render import markdown as md
 from dynaprof.render.base import Deferred, Files, RenderContext, Renderer
+from dynaprof.render.colours import category_colour
 from dynaprof.render.files import CALLGRAPH_SVG, REPORT_HTML
 
 __all__ = ["Col", "Markup", "esc", "inline_svg", "kpi", "num", "page", "render_html", "script_json", "secs", "section",
@@ -39,8 +40,6 @@ MAX_TABLE_ROWS = 2000
 
 _INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 _PROLOG = re.compile(r"^.*?(?=<svg[\s>])", re.S)
-_FALLBACK_COLOURS = dict(zip(CATEGORIES, ("#e57373", "#c026d3", "#e9c046", "#a0582c", "#f27459", "#f0a020",
-                                          "#f5c48a", "#f59a4a", "#b9ad9a"), strict=True))
 
 
 class Markup(str):
@@ -110,14 +109,6 @@ def secs(s: float | None) -> tuple[str, float | None]:
 
 def num(n: int | None) -> tuple[str, float | None]:
     return fmt.count(n), None if n is None else float(n)
-
-
-def category_colour(cat: str) -> str:
-    try:
-        from dynaprof.render.flamegraph_svg import category_colour as cc
-    except ImportError:  # pragma: no cover - the flamegraph renderer ships with dynaprof
-        return _FALLBACK_COLOURS.get(cat, "#bbb")
-    return cc(cat)
 
 
 def section(anchor: str, title: str, body: str) -> str:

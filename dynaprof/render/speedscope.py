@@ -15,18 +15,17 @@ from typing import Any
 
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.stacks import (
-    NO_COMPILER_STACK,
-    NOT_TRACING,
     SYNTHETIC,
     StackNode,
     View,
     build_tree,
     clean_text,
     display_name,
+    empty_stack_names,
     frames_with_samples,
     root_label,
 )
-from dynaprof.model.session import CATEGORY_LABELS, Session
+from dynaprof.model.session import Session
 from dynaprof.render.base import Files, RenderContext
 from dynaprof.render.gz import SUFFIX, gzip_later
 
@@ -100,11 +99,8 @@ def _stack_samples(
         raw = st.compiler if view == "compiler" else st.traced
         if raw:
             path = tuple(map(frame_of, raw))
-        elif view == "compiler":
-            path = (frames(StackNode(NO_COMPILER_STACK, kind=SYNTHETIC)),)
         else:
-            label = f"[{CATEGORY_LABELS.get(cats[i], cats[i])}]"
-            path = (frames(StackNode(NOT_TRACING, kind=SYNTHETIC)), frames(StackNode(label, kind=SYNTHETIC)))
+            path = tuple(frames(StackNode(name, kind=SYNTHETIC)) for name in empty_stack_names(view, cats[i]))
         agg[path] = agg.get(path, 0.0) + st.seconds
     items = sorted(agg.items())
     return [p for p, _ in items], [w for _, w in items]  # tuples: JSON arrays all the same
