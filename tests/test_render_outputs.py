@@ -147,3 +147,14 @@ def test_a_re_render_drops_the_other_form_of_each_export(tmp_path: Path) -> None
     assert not names & {"speedscope.json", "stacks-compiler.folded", "stacks-traced.folded"}
     outputs.render_outputs(seed_session(), out, RenderOptions(exports="none"))  # leaves them be
     assert "speedscope.json.gz" in {p.name for p in out.iterdir()}
+
+
+def test_auto_exports_leave_out_only_a_huge_compiler_folded_file() -> None:
+    s = seed_session()
+    ctx = RenderContext(s, RenderOptions(exports="auto"))
+    assert sorted(render_folded(ctx)) == ["stacks-compiler.folded.gz", "stacks-traced.folded.gz"]
+    assert list(render_speedscope(ctx)) == ["speedscope.json.gz"] and ctx.notes == []
+    ctx = RenderContext(s, RenderOptions(exports="auto", auto_folded_max_frames=10))
+    assert sorted(render_folded(ctx)) == ["stacks-traced.folded.gz"]
+    (note,) = ctx.notes
+    assert "stacks-compiler.folded.gz not written" in note and "--exports gzip" in note

@@ -73,9 +73,10 @@ def add_render_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
     added.append(g.add_argument(
         "--exports",
         choices=EXPORT_MODES,
-        default="gzip",
-        help="folded stacks and speedscope.json: gzip-compressed (default; speedscope opens the .gz), "
-        "plain text, or none",
+        default="auto",
+        help="folded stacks and speedscope.json: gzip-compressed (speedscope opens the .gz), plain text, "
+        "none, or auto (default: gzip, without the compiler view's folded stacks of a session of over a "
+        "million sampled frames)",
     ))
     return added
 
@@ -94,7 +95,7 @@ def render_options(args: argparse.Namespace) -> RenderOptions:
         edge_threshold=args.edge_threshold,
         collapse_torch=args.collapse_torch,
         max_rows=args.max_rows,
-        exports=getattr(args, "exports", "gzip"),
+        exports=getattr(args, "exports", "auto"),
     )
 
 

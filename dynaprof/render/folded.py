@@ -124,7 +124,16 @@ def render_folded(ctx: RenderContext) -> Files:
     ctx.derived.categories  # noqa: B018 - worked out here, before the background threads share it
     files: Files = {}
     for view in FOLDED_VIEWS:
-        if mode == "gzip":  # made and compressed in the background, beside the next renderers
+        if mode == "auto" and view == "compiler":
+            samples = ctx.session.samples
+            frames = sum(len(st.compiler) for st in samples.stacks) if samples is not None else 0
+            if frames > ctx.options.auto_folded_max_frames:
+                ctx.notes.append(
+                    f"stacks-compiler.folded.gz not written: {frames:,} sampled compiler frames make it the "
+                    "largest file of the run by far; `dynaprof report --exports gzip RUN` writes it"
+                )
+                continue
+        if mode in ("gzip", "auto"):  # made and compressed in the background, beside the next renderers
 
             def chunks(view: View = view) -> Iterator[str]:
                 return folded_chunks(ctx.session, view, derived=ctx.derived)

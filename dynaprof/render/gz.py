@@ -9,8 +9,10 @@ from collections.abc import Callable, Iterable
 
 from dynaprof.render.base import Deferred
 
-#: zlib's default: folded stacks shrink about 12x, speedscope files about 5x
+#: zlib's default: folded stacks shrink about 12x (their long shared prefixes reward the search)
 LEVEL = 6
+#: speedscope files: level 4 is 3.5x quicker than 6 for 4% more bytes (they shrink about 4.6x)
+SPEEDSCOPE_LEVEL = 4
 SUFFIX = ".gz"
 
 

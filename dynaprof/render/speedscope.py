@@ -27,7 +27,7 @@ from dynaprof.analysis.stacks import (
 )
 from dynaprof.model.session import Session
 from dynaprof.render.base import Files, RenderContext
-from dynaprof.render.gz import SUFFIX, gzip_later
+from dynaprof.render.gz import SPEEDSCOPE_LEVEL, SUFFIX, gzip_later
 
 SCHEMA_URL = "https://www.speedscope.app/file-format-schema.json"
 
@@ -147,8 +147,8 @@ def render_speedscope(ctx: RenderContext) -> Files:
         return {}
     document = speedscope_document(ctx.session, ctx.options.max_frame_graphs, ctx.derived)
     text = json.dumps(document, indent=None, sort_keys=False)
-    if mode == "gzip":
-        return {f"speedscope.json{SUFFIX}": gzip_later(lambda: _pieces(text + "\n"))}
+    if mode in ("gzip", "auto"):
+        return {f"speedscope.json{SUFFIX}": gzip_later(lambda: _pieces(text + "\n"), SPEEDSCOPE_LEVEL)}
     return {"speedscope.json": text + "\n"}
 
 
