@@ -7,7 +7,6 @@ properties, their functions) and always carry seconds and share of compile time.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
@@ -22,8 +21,10 @@ from dynaprof.model.session import (
     CompiledFrame,
     Session,
     compile_by_kind,
+    display_id,
     display_name,
     outermost_frames,
+    reason_words,
 )
 
 
@@ -85,7 +86,7 @@ def _parametrization(session: Session, total: float) -> Finding | None:
         )
     n, secs, items = summary
     text = (
-        f"{n} parametrized properties ({_labels(items)}) took {fmt.seconds(secs)}, "
+        f"{n} parametrized propert{'y' if n == 1 else 'ies'} ({_labels(items)}) took {fmt.seconds(secs)}, "
         f"{fmt.pct(secs, total)} of compile: Dynamo traces the @property that "
         f"nn.utils.parametrize injects for each parameter"
     )
@@ -168,29 +169,6 @@ def _restarts(session: Session, total: float) -> Finding | None:
     )
 
 
-_EXC_CLASS = re.compile(r"^<class '(?:[\w.]+\.)?(\w+)'>$")
-_RESTART_WORDS = {
-    "UnspecializeRestartAnalysis": "Dynamo stopped specializing on a value it had treated as a constant",
-    "SpeculationRestartAnalysis": "Dynamo hit a graph break it could not resume from mid-inline",
-    "TensorifyScalarRestartAnalysis": "Dynamo turned a Python scalar into a tensor input",
-}
-
-
-def reason_words(reason: str) -> str:
-    """torch's restart or graph-break reason in words: the class name torch 2.4 gives explained,
-    and 2.5+'s 'X  Explanation: Y  Hint: ...' cut to 'X: Y' (the hints go with the graph break)."""
-    m = _EXC_CLASS.match(reason.strip())
-    if m:
-        name = m.group(1)
-        return f"{_RESTART_WORDS.get(name, name)} ({name})"
-    head, _, rest = reason.partition("Explanation:")
-    explanation = rest.split("Hint:", 1)[0].split("Developer debug context:", 1)[0]
-    text = fmt.one_line(head).rstrip(" .:")
-    if explanation.strip():
-        text += ": " + fmt.one_line(explanation).replace("Message: None", "").strip()
-    return text
-
-
 def discarded_seconds(f: CompiledFrame) -> float | None:
     """Time spent in attempts that were restarted (all but the last)."""
     if f.restarts == 0:
@@ -225,20 +203,39 @@ def _recompiles(session: Session, total: float) -> Finding | None:
     )
 
 
+#: the code Dynamo compiles after a graph break (the rest of the frame) starts with this name
+RESUME_PREFIX = "torch_dynamo_resume_in_"
+
+
 def _graph_breaks(session: Session, total: float) -> Finding | None:
+    """Graph breaks, named by their line and cause, weighed by what they cost: the attempts their
+    frames threw away (a break restarts the analysis) and the compiles of the code after them."""
     n = sum(f.graph_breaks for f in session.frames)
     if n == 0:
         return None
-    reasons = Counter(fmt.one_line(r.reason, 80) for f in session.frames for r in f.graph_break_reasons)
-    top = f"; most common: {reasons.most_common(1)[0][0]}" if reasons else ""
-    # a graph break costs the frames compiled after it; weigh it by its frames' compile time
-    secs = sum(f.compile_time_s or 0.0 for f in session.frames if f.graph_breaks)
-    return Finding(
-        "graph_breaks",
-        secs * 0.5,
-        f"{n} graph break{'s' * (n != 1)} split the code into more compiled frames{top}",
-        _graph_break_remedy(session),
-    )
+    broken = [f for f in session.frames if f.graph_breaks]
+    restarts = sum(f.restarts for f in broken)
+    wasted = sum(discarded_seconds(f) or 0.0 for f in broken)
+    resumed = sum(f.compile_time_s or 0.0 for f in session.frames if f.name.startswith(RESUME_PREFIX))
+    cost = wasted + resumed
+    sites: Counter[tuple[str, str]] = Counter()
+    for f in session.frames:
+        for r in f.graph_break_reasons:
+            where = fmt.location(r.filename, r.lineno) if r.filename else ""
+            sites[(where, fmt.one_line(reason_words(r.reason), 100))] += 1
+    what = f"{n} graph break{'s' * (n != 1)}"
+    if sites:
+        (where, why), _k = sites.most_common(1)[0]
+        what = (f"graph break at {where} ({why})" if where else f"graph break ({why})") if n == 1 else (
+            f"{n} graph breaks, most at {where} ({why})" if where else f"{n} graph breaks, most: {why}")
+    parts = []
+    if restarts:
+        parts.append(f"{restarts} restart{'s' * (restarts != 1)}")
+    text = f"{what} cost " + " and ".join([*parts, f"{fmt.seconds(cost)} ({fmt.pct(cost, total)} of compile)"])
+    text += ": Dynamo restarts the analysis at the break and compiles the code after it as another frame"
+    # without restarts or resumed frames, weigh it by half its frames' time, as before
+    weight = cost if cost > 0 else 0.5 * sum(f.compile_time_s or 0.0 for f in broken)
+    return Finding("graph_breaks", weight, text, _graph_break_remedy(session))
 
 
 def _graph_break_remedy(session: Session) -> str | None:
@@ -274,7 +271,7 @@ def _failures(session: Session, total: float) -> Finding | None:
         "failures",
         total + secs,
         f"{len(failed)} compile{'s' * (len(failed) != 1)} failed "
-        f"({fmt.seconds(secs)} spent); first: {first.trace_id} {first.name}{where}: {why}",
+        f"({fmt.seconds(secs)} spent); first: {display_id(first)} {display_name(first)[0]}{where}: {why}",
         remedy,
     )
 
@@ -303,7 +300,7 @@ def _slowest_frame(session: Session, total: float) -> Finding | None:
     return Finding(
         "slowest_frame",
         secs * 0.25,
-        f"slowest compile: {f.trace_id} {name} "
+        f"slowest compile: {display_id(f)} {name} "
         f"({fmt.location(filename, lineno)}) {fmt.seconds(secs)}, {fmt.count(f.guard_count)} guards",
     )
 

@@ -28,6 +28,8 @@ would have given are recorded as unknown):
   node's cause id on a per-thread stack; a sample copies the innermost one, and the innermost of
   torch's own timed spans (from the phase events) beside it.
 * ``InstructionTranslatorBase.log_graph_break``: where each graph break happened.
+* ``convert_frame.get_and_maybe_log_recompilation_reasons``: every failing guard of every cache
+  entry (torch's metrics keep only the first entry's); strings only, the frame is never kept.
 * ``config.dynamo_profiler`` + ``DynamoProfilerState.dump_stats`` (2.13): torch's own per-inline
   tracing times, captured silently.
 * guard trees via the returned ``GuardedCode.guard_manager`` (sizes computed after the run, so
@@ -92,6 +94,10 @@ class Window:
     props: dict[tuple[str, str], PropStat] = field(default_factory=dict)
     prop_depth: int = 0
     inlines: int = 0
+    #: inlined calls per attempt (restarts throw the earlier attempts' away)
+    inlines_by_attempt: dict[int, int] = field(default_factory=dict)
+    #: every cache entry's guard failures, as torch's recompiles log lists them (None: not seen)
+    recompile_reasons: list[str] | None = None
     #: depth of the thread's traced stack when this compile began, and root translator runs so far
     traced_base: int = 0
     root_runs: int = 0
@@ -133,7 +139,9 @@ def call_site(limit: int = 12) -> list[list[Any]]:
     out = []
     f = sys._getframe(2)
     while f is not None:
-        if _user_frame(f.f_code.co_filename):
+        # the child's bootstrap (``python -c ...``) is the outermost frame, <string>:1: not user code
+        boot = f.f_back is None and f.f_code.co_filename == "<string>"
+        if not boot and _user_frame(f.f_code.co_filename):
             out.append([f.f_code.co_name, f.f_code.co_filename, f.f_lineno])
         f = f.f_back  # type: ignore[assignment]
     return list(reversed(out[:limit]))
@@ -389,6 +397,7 @@ class Recorder:
             ("provenance", self._hook_provenance),
             ("inlines", self._hook_inlines),
             ("graph_breaks", self._hook_graph_breaks),
+            ("recompile_reasons", self._hook_recompile_reasons),
             ("markers", self._install_markers),
         ]
         if inline_profile:
@@ -562,6 +571,9 @@ class Recorder:
                 "graph_break_reasons": [{"reason": r, "count": n} for r, n in new_breaks.items()],
                 "graph_break_sites": win.graph_break_sites,
                 "inlines": win.inlines if "inlines" in self.hooks and not win.aux else None,
+                "inlines_final": (win.inlines_by_attempt.get(win.attempt, 0)
+                                  if "inlines" in self.hooks and not win.aux else None),
+                "recompile_reasons": win.recompile_reasons,
                 "props": props,
             }
         )
@@ -883,6 +895,7 @@ class Recorder:
             win = recorder.current(threading.get_ident())
             if win is not None:
                 win.inlines += 1
+                win.inlines_by_attempt[win.attempt] = win.inlines_by_attempt.get(win.attempt, 0) + 1
             return orig(cls, *a, **k)
 
         IIT.inline_call = classmethod(functools.wraps(orig)(inline_call))
@@ -911,6 +924,28 @@ class Recorder:
             return orig(tx, code_options, reason, exc, *a, **k)
 
         ITB.log_graph_break = log_graph_break
+
+    def _hook_recompile_reasons(self) -> None:
+        cf = _private("torch._dynamo.convert_frame")
+        name = next((n for n in ("get_and_maybe_log_recompilation_reasons", "get_and_maybe_log_recompilation_reason")
+                     if callable(getattr(cf, n, None))), None)
+        if name is None:
+            raise AttributeError("convert_frame has no get_and_maybe_log_recompilation_reason(s)")
+        orig = getattr(cf, name)
+        recorder = self
+
+        @functools.wraps(orig)
+        def reasons(*a: Any, **k: Any) -> Any:
+            out = orig(*a, **k)
+            try:
+                win = recorder.current(threading.get_ident())
+                if win is not None and isinstance(out, (list, tuple)):
+                    win.recompile_reasons = [str(r)[:4000] for r in out][:64]  # strings only
+            except Exception:
+                pass
+            return out
+
+        setattr(cf, name, reasons)
 
     def _install_markers(self) -> None:
         """The compile entry for every walker; the rest only for the legacy walker (test-only),

@@ -9,7 +9,8 @@ Records (``t`` field) and what they carry:
                  backward | compiled_autograd), fwd (a backward's forward key), wrapped ([name, file,
                  line]: the module torch.compile(module) wraps)
   compile_end    key, ts, duration, attempt, exc, exc_type, graph_breaks, graph_break_reasons,
-                 graph_break_sites, inlines, props
+                 graph_break_sites, inlines, inlines_final (the final attempt's), props,
+                 recompile_reasons (every cache entry's guard failures)
   span           key, name, ph (B/E/i), ts, tid, args       (Dynamo's dynamo_timed phases; ``i``:
                  instant events, among them the cache markers, see ``dynaprof.model.cache``)
   metrics        key, tid, m (CompilationMetrics, scalars only); a backward's: kind "backward",
@@ -43,11 +44,14 @@ from dynaprof.model.session import (
     InlineStack,
     Location,
     PropertyTrace,
+    RestartReason,
     RunInfo,
     Samples,
     Session,
     Span,
     Stack,
+    outermost_frames,
+    reason_words,
 )
 from dynaprof.version import __version__
 
@@ -142,6 +146,7 @@ class _Builder:
         self.cprofile: dict[str, Any] | None = None
         self.caches: dict[str, CacheTally] = {}  # frame key -> its cache markers
         self.cache_metrics: dict[str, dict[str, Any]] = {}  # frame key -> the metrics' cache counters
+        self.recompile_reasons: dict[str, list[str]] = {}  # frame key -> every cache entry's failures
         self.torn = 0
 
     # -- per record ---------------------------------------------------------------------------
@@ -228,6 +233,12 @@ class _Builder:
         if breaks is None and sites:
             f.graph_breaks = len(sites)
         f.inlined_calls = _opt_int(r.get("inlines"))
+        final = _opt_int(r.get("inlines_final"))
+        if f.inlined_calls is not None and final is not None and 0 <= final <= f.inlined_calls:
+            f.inlined_calls, f.inlined_calls_discarded = final, f.inlined_calls - final
+        reasons = r.get("recompile_reasons")
+        if isinstance(reasons, list) and reasons:
+            self.recompile_reasons[f.key] = [str(x) for x in reasons]
         f.properties = [_property(p) for p in r.get("props", [])]
         f.properties.sort(key=lambda p: -p.seconds)
 
@@ -439,15 +450,23 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
             "the profile holds what was recorded up to then"
         )
     frames = sorted(b.frames.values(), key=lambda f: (f.start_s, f.key))
+    stacks = [
+        Stack(k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), round(v[1], 9), list(k[5]), k[6])
+        for k, v in sorted(b.stacks.items(), key=lambda kv: (str(kv[0][0]), -kv[1][1]))
+    ]
+    warnings += _clip_samples(frames, stacks)
     for f in frames:
         f.cache = b.caches.get(f.key, CacheTally()).result(b.cache_metrics.get(f.key))
         f.attempts.sort(key=lambda a: a.index)
         if f.restarts:
             f.trace_id = f"{f.compile_id}_{f.restarts}"
-    stacks = [
-        Stack(k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), round(v[1], 9), list(k[5]), k[6])
-        for k, v in sorted(b.stacks.items(), key=lambda kv: (str(kv[0][0]), -kv[1][1]))
-    ]
+        if f.key in b.recompile_reasons:  # every entry's, as torch's recompiles log lists them
+            f.recompile_reason = "\n".join(b.recompile_reasons[f.key])
+        f.restart_details = restart_details(f)
+        if f.restarts and not f.attempts:
+            f.attempts = _sampled_attempts(f, stacks)
+        if f.call_site and f.call_site[0].filename == "<string>" and f.call_site[0].lineno == 1:
+            f.call_site = f.call_site[1:]  # older journals: dynaprof's own `python -c` bootstrap
     samples = None
     if facts.sampler != "none" and (b.sampler is not None or stacks):
         count = sum(s.samples for s in stacks)
@@ -506,6 +525,83 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
     if wall is not None:
         spans.insert(0, Span("script", 0.0, float(wall), _opt_int(start.get("tid")) or 0))
     return Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
+
+
+def _clip_samples(frames: list[CompiledFrame], stacks: list[Stack]) -> list[str]:
+    """Scale each frame's samples down to its ``compile_time_s`` where they add up to more (the
+    sampler's clock and torch's differ; busy threads stretch sampling intervals): attributed
+    seconds never exceed the compile they belong to. Returns a note per clipped run."""
+    by_frame: dict[str, list[Stack]] = {}
+    for st in stacks:
+        if st.frame is not None:
+            by_frame.setdefault(st.frame, []).append(st)
+    clipped: list[tuple[str, float]] = []
+    for f in frames:
+        mine = by_frame.get(f.key, [])
+        sampled = sum(st.seconds for st in mine)
+        if f.compile_time_s is None or sampled <= f.compile_time_s or sampled <= 0:
+            continue
+        scale = f.compile_time_s / sampled
+        for st in mine:
+            st.seconds = round(st.seconds * scale, 9)
+        f.sampled_clipped_s = round(sampled - f.compile_time_s, 6)
+        clipped.append((f.trace_id, f.sampled_clipped_s))
+    notes = []
+    if clipped:
+        total = sum(s for _, s in clipped)
+        n = len(clipped)
+        notes.append(
+            f"sampled seconds of {n} compile{'s' * (n != 1)} exceeded {'their' if n != 1 else 'its'} compile time by "
+            f"{total * 1e3:.1f} ms in all and were scaled down to it (the sampler's intervals stretch when threads "
+            "compete for the CPU); attributed seconds never exceed a frame's compile time"
+        )
+    # samples no frame claims (and nested compiles) must not push the run past its compile time
+    budget = sum(f.compile_time_s or 0.0 for f in outermost_frames(frames))
+    sampled = sum(st.seconds for st in stacks)
+    if frames and sampled > budget > 0:
+        scale = budget / sampled
+        for st in stacks:
+            st.seconds = round(st.seconds * scale, 9)
+        notes.append(
+            f"sampled seconds exceeded the run's compile time ({budget * 1e3:.1f} ms) by "
+            f"{(sampled - budget) * 1e3:.1f} ms "
+            "(samples no compile window claimed, or compiles nested in others) and were scaled down to it"
+        )
+    return notes
+
+
+def restart_details(f: CompiledFrame) -> list[RestartReason]:
+    """``f.restart_reasons`` in words, with where torch raised them and how many restarts each
+    caused. Torch keeps the reasons in a set: with one reason every restart had it, with as many
+    reasons as restarts each had one, otherwise the counts are unknown (None)."""
+    raw = list(dict.fromkeys(" ".join(r.split()) for r in f.restart_reasons if r.strip()))
+    if not raw:
+        return []
+    if len(raw) == 1:
+        counts: list[int | None] = [f.restarts or None]
+    elif len(raw) == f.restarts:
+        counts = [1] * len(raw)
+    else:
+        counts = [None] * len(raw)
+    sites = [(g.reason, g.filename, g.lineno) for g in f.graph_break_reasons if g.filename]
+    out = []
+    for r, n in zip(raw, counts, strict=True):
+        site = next(((fn, ln) for reason, fn, ln in sites if reason and (reason in r or r in reason)), None)
+        if site is None and len({(fn, ln) for _, fn, ln in sites}) == 1:
+            site = (sites[0][1], sites[0][2])
+        out.append(RestartReason(reason_words(r), n, site[0] if site else None, site[1] if site else None))
+    return out
+
+
+def _sampled_attempts(f: CompiledFrame, stacks: list[Stack]) -> list[Attempt]:
+    """Attempts from the samples (torch did not time them): sampled seconds per attempt index."""
+    per: dict[int, float] = {}
+    for st in stacks:
+        if st.frame == f.key and st.attempt >= 0:
+            per[st.attempt] = per.get(st.attempt, 0.0) + st.seconds
+    if not per:
+        return []
+    return [Attempt(i, None, round(per.get(i, 0.0), 6), "sampled") for i in range(max(f.restarts, max(per)) + 1)]
 
 
 def _iso(epoch_ns: Any) -> str:

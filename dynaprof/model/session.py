@@ -8,8 +8,11 @@ did not expose it, or capture was cut short), never zero.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from dynaprof.fmt import one_line as _one_line
 
 #: Bump when a change would make an older dynaprof misread a session.
 SCHEMA_VERSION = 2
@@ -170,6 +173,21 @@ class Attempt:
     index: int
     start_s: float | None
     duration_s: float | None
+    #: ``timed`` (torch's ``compile_attempt_N`` span) or ``sampled`` (torch did not time attempts:
+    #: ``duration_s`` is the sampled seconds of that attempt, ``start_s`` unknown)
+    source: str = "timed"
+
+
+@dataclass
+class RestartReason:
+    """One restart reason in words (``analysis.findings.reason_words``), where torch raised it, and
+    how many restarts it caused; ``count`` is None where torch gives only a set of reasons (2.5+:
+    ``restart_reasons`` is a set, so several restarts with one reason show once)."""
+
+    text: str
+    count: int | None = None
+    filename: str | None = None
+    lineno: int | None = None
 
 
 @dataclass
@@ -239,7 +257,7 @@ class CompiledFrame:
     compile_time_s: float | None
     status: str = "ok"  # ok | failed | unfinished
     restarts: int = 0
-    restart_reasons: list[str] = field(default_factory=list)
+    restart_reasons: list[str] = field(default_factory=list)  # torch's raw list (a set since 2.5)
     attempts: list[Attempt] = field(default_factory=list)
     graph_breaks: int = 0
     graph_break_reasons: list[GraphBreak] = field(default_factory=list)
@@ -278,6 +296,13 @@ class CompiledFrame:
     #: the user callable torch's wrapper frame compiles (``torch.compile(module)`` compiles
     #: ``external_utils.wrap_inline``'s ``inner``): the module's class and its ``forward``'s file:line
     wrapped: Location | None = None
+    #: ``restart_reasons`` in words, with where torch raised them and per-restart counts
+    restart_details: list[RestartReason] = field(default_factory=list)
+    #: inlined calls in attempts that a restart threw away (``inlined_calls`` counts the final one)
+    inlined_calls_discarded: int | None = None
+    #: seconds of samples beyond ``compile_time_s`` that were scaled away (clock skew, overlapping
+    #: threads); 0 when the samples fitted
+    sampled_clipped_s: float = 0.0
 
 
 #: frame kinds, in display order
@@ -295,6 +320,35 @@ def display_name(f: CompiledFrame) -> tuple[str, str, int]:
     if f.kind != "forward":
         name = f"{name} [{KIND_LABELS.get(f.kind, f.kind)}]"
     return name, filename, lineno
+
+
+_EXC_CLASS = re.compile(r"^<class '(?:[\w.]+\.)?(\w+)'>$")
+_RESTART_WORDS = {
+    "UnspecializeRestartAnalysis": "Dynamo stopped specializing on a value it had treated as a constant",
+    "SpeculationRestartAnalysis": "Dynamo hit a graph break it could not resume from mid-inline",
+    "TensorifyScalarRestartAnalysis": "Dynamo turned a Python scalar into a tensor input",
+}
+
+
+def reason_words(reason: str) -> str:
+    """torch's restart or graph-break reason in words: the class name torch 2.4 gives explained,
+    and 2.5+'s 'X  Explanation: Y  Hint: ...' cut to 'X: Y' (the hints go with the graph break)."""
+    m = _EXC_CLASS.match(reason.strip())
+    if m:
+        name = m.group(1)
+        return f"{_RESTART_WORDS.get(name, name)} ({name})"
+    head, _, rest = reason.partition("Explanation:")
+    explanation = rest.split("Hint:", 1)[0].split("Developer debug context:", 1)[0]
+    text = _one_line(head).rstrip(" .:")
+    if explanation.strip():
+        text += ": " + _one_line(explanation).replace("Message: None", "").strip()
+    return text
+
+
+def display_id(f: CompiledFrame) -> str:
+    """How a compile id is shown everywhere: torch's trace id (``0/0``, ``1/2_1`` after restarts),
+    `` gen N`` after N ``torch._dynamo.reset()`` calls. ``compile_id`` / ``trace_id`` keep torch's values."""
+    return f.trace_id + (f" gen {f.generation}" if f.generation else "")
 
 
 def compile_by_kind(frames: list[CompiledFrame]) -> dict[str, float]:
