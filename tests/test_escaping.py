@@ -386,8 +386,13 @@ def _assert_no_control_chars(where: str, text: str) -> None:
 def test_terminal_summary_has_no_control_characters(run: CliResult) -> None:
     _assert_no_control_chars("stderr", run.stderr)
     _assert_no_control_chars("summary.txt", (run.run_dir / "summary.txt").read_text(encoding="utf-8"))
-    assert "pipe|name`tick`;semi line2?[31mred cr?bel?rtl?csi" in run.stderr  # shown, made inert
-    assert EVIL in run.stderr  # markup is harmless on a terminal: shown as is
+    from dynaprof.render.terminal import summary_text
+
+    assert "pipe|name`tick`;semi line2?[31mred cr?b" in run.stderr  # shown (cut to the width), made inert
+    wide = summary_text(load_session(run.run_dir), 25, width=1000)
+    _assert_no_control_chars("wide summary", wide)
+    assert "pipe|name`tick`;semi line2?[31mred cr?bel?rtl?csi" in wide
+    assert EVIL in wide  # markup is harmless on a terminal: shown as is
 
 
 def test_progress_lines_keep_a_hostile_path_on_one_line(run: CliResult, session: Session) -> None:

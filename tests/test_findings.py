@@ -93,7 +93,7 @@ def test_the_remedy_follows_the_verdict_in_the_summaries() -> None:
     from dynaprof.analysis.findings import REMEDY_FOLD
     from dynaprof.render.terminal import summary_text
 
-    text = summary_text(seed_session(), 25)
+    text = summary_text(seed_session(), 25, width=1000)  # unwrapped: one line per sentence
     verdict = text.index("  hottest: parametrization")
     assert text[verdict:].splitlines()[1] == f"    try: {REMEDY_FOLD}"
 

@@ -19,7 +19,7 @@ from dynaprof import fmt
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
 from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.model.cache import cache_line, cache_totals
-from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, FunctionRef, Session, display_name
+from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, FunctionRef, Session, display_id, display_name
 from dynaprof.render.base import Files, RenderContext
 from dynaprof.render.files import SUMMARY_MD, report_links
 
@@ -138,22 +138,32 @@ def frames_by_time(session: Session) -> list[CompiledFrame]:
 
 
 def frame_id(f: CompiledFrame) -> str:
-    """``0/0``, or ``1/2 (1/2_1)`` when the trace id differs, plus the generation after a reset."""
-    text = f.compile_id if f.trace_id == f.compile_id else f"{f.compile_id} ({f.trace_id})"
-    return text + (f" gen {f.generation}" if f.generation else "")
+    """The compile id as every output shows it (``model.session.display_id``): ``0/0``, ``1/2_1``
+    after restarts, `` gen 1`` after a reset."""
+    return display_id(f)
 
 
 def frame_time(f: CompiledFrame) -> str:
     return fmt.seconds(f.compile_time_s) + ("" if f.status == "ok" else f" ({f.status})")
 
 
-def restart_reasons(session: Session) -> list[tuple[str, int, list[str]]]:
-    """(reason, times, trace ids) for restart reasons, most frequent first."""
-    seen: dict[str, list[str]] = {}
+def restart_reasons(session: Session) -> list[tuple[str, int | None, list[str]]]:
+    """(reason in words with where torch raised it, restarts it caused, compile ids), most first.
+    The count is None (unknown) where torch's set of reasons cannot tell (``RestartReason``)."""
+    seen: dict[str, list[int | None]] = {}
+    ids: dict[str, list[str]] = {}
     for f in session.frames:
-        for r in f.restart_reasons:
-            seen.setdefault(" ".join(r.split()), []).append(f.trace_id)
-    return sorted(((r, len(ids), ids) for r, ids in seen.items()), key=lambda t: (-t[1], t[0]))
+        for r in f.restart_details:
+            text = r.text + (f" (at {fmt.location(r.filename, r.lineno)})" if r.filename else "")
+            seen.setdefault(text, []).append(r.count)
+            ids.setdefault(text, []).append(display_id(f))
+    out = [(r, None if None in n else sum(c or 0 for c in n), ids[r]) for r, n in seen.items()]
+    return sorted(out, key=lambda t: (t[1] is None, -(t[1] or 0), t[0]))
+
+
+#: said under restart-reason tables where a count is unknown
+SET_NOTE = ("torch records a frame's restart reasons as a set: where a frame restarted more often than it has "
+            "reasons, how many restarts each reason caused is unknown (?)")
 
 
 def graph_break_reasons(session: Session) -> list[tuple[str, str, int]]:
@@ -182,15 +192,19 @@ def totals_line(session: Session) -> str:
     parts = [
         f"{fmt.seconds(session.total_compile_s)} compiling",
         f"{frames:,} compiled frame{'s' * (frames != 1)}",
-        f"{fmt.count(_int(t['restarts']))} restarts",
-        f"{fmt.count(_int(t['graph_breaks']))} graph breaks",
-        f"{fmt.count(_int(t['guards']))} guards",
+        _noun(_int(t["restarts"]), "restart"),
+        _noun(_int(t["graph_breaks"]), "graph break"),
+        _noun(_int(t["guards"]), "guard"),
     ]
     if t["failed"]:
         parts.append(f"{fmt.count(_int(t['failed']))} failed")
     if session.run.wall_s is not None:
         parts.append(f"run wall time {fmt.seconds(session.run.wall_s)}")
     return " · ".join(parts)
+
+
+def _noun(n: int | None, noun: str) -> str:
+    return f"{fmt.count(n)} {noun}{'' if n == 1 else 's'}"
 
 
 def _int(v: float | int | None) -> int | None:
@@ -238,9 +252,21 @@ def _attribution(s: Session, rows: int) -> str:
     if not cats:
         return ""
     total = s.total_compile_s
-    body = [[fmt.seconds(v), fmt.pct(v, total), md_escape(CATEGORY_LABELS.get(k, k))] for k, v in cats]
+    small = [(k, v) for k, v in cats if v < 0.01 * total] if total else []
+    small = small if len(small) > 1 else []
+    body = [[fmt.seconds(v), fmt.pct(v, total), md_escape(CATEGORY_LABELS.get(k, k))] for k, v in cats
+            if (k, v) not in small]
+    if small:
+        secs = sum(v for _, v in small)
+        body.append([fmt.seconds(secs), fmt.pct(secs, total), f"{len(small)} more, under 1% each"])
     sampled = s.samples.seconds if s.samples else 0.0
-    note = f"Sampled {fmt.seconds(sampled)} of {fmt.seconds(total)} compile time; every sample is in one category."
+    clipped = sum(f.sampled_clipped_s for f in s.frames)
+    note = (f"Sampled {fmt.seconds(min(sampled, total))} of {fmt.seconds(total)} compile time; every sample is in "
+            "one category.")
+    if clipped > 0 or sampled > total:
+        over = max(clipped, sampled - total)
+        note += (f" Samples beyond their frame's compile time ({fmt.seconds(over)}) were scaled down to it: the "
+                 "sampler's intervals stretch when threads compete for the CPU.")
     return details("Where compile time went (attribution)",
                    md_table(["seconds", "% of compile", "category"], body, align="rrl") + "\n\n" + note, True)
 
@@ -293,7 +319,7 @@ def _properties(s: Session, rows: int) -> str:
         return ""
     body = [[md_escape(p.label), f"{p.count:,}", f"{p.instances:,}", fmt.seconds(p.seconds)] for p in props[:rows]]
     table = md_table(["property", "times traced", "instances", "seconds"], body, len(props), "properties", "lrrr")
-    return details(f"Parametrized properties ({len(props):,})", table, True)
+    return details(f"Parametrized {'property' if len(props) == 1 else 'properties'} ({len(props):,})", table, True)
 
 
 def _traced(s: Session, rows: int) -> str:
@@ -311,10 +337,12 @@ def _reasons(s: Session, rows: int) -> str:
     out = []
     rr = restart_reasons(s)
     if rr:
-        body = [[md_escape(r), f"{n:,}", md_escape(", ".join(ids[:3]) + (" ..." if len(ids) > 3 else ""))]
+        body = [[md_escape(r), fmt.count(n), md_escape(", ".join(ids[:3]) + (" ..." if len(ids) > 3 else ""))]
                 for r, n, ids in rr[:rows]]
-        out.append(details(f"Restart reasons ({sum(n for _, n, _ in rr):,})",
-                           md_table(["reason", "times", "frames"], body, len(rr), "reasons", "lrl")))
+        restarts = sum(f.restarts for f in s.frames)
+        note = f"\n\n{SET_NOTE}." if any(n is None for _, n, _ in rr) else ""
+        out.append(details(f"Restart reasons ({_noun(restarts, 'restart')})",
+                           md_table(["reason", "restarts", "frames"], body, len(rr), "reasons", "lrl") + note))
     failed = [f for f in frames_by_time(s) if f.status == "failed"]
     if failed:
         body = [[md_escape(frame_id(f)), md_escape(f.fail_type or "?"),

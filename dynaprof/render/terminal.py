@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from dynaprof import fmt
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
 from dynaprof.analysis.findings import findings, hottest, parametrization_summary, totals
@@ -13,19 +15,24 @@ from dynaprof.model.session import (
     CompiledFrame,
     Session,
     compile_by_kind,
+    display_id,
     display_name,
 )
 from dynaprof.render.base import Files, RenderContext
 
+#: table rows carry this mark until ``_wrap``: they are sized to the width already, never wrapped
+_ROW = "\x00"
+#: share of compile under which rows of a breakdown are folded into one line
+FOLD_SHARE = 0.01
 
-def _frame_row(f: CompiledFrame) -> list[str]:
+
+def _frame_row(f: CompiledFrame, where_w: int = 60) -> list[str]:
     name, filename, lineno = display_name(f)
     where = fmt.terminal_safe(f"{name} ({fmt.location(filename, lineno)})")
     status = "" if f.status == "ok" else f" [{f.status}]"
-    reset = "" if f.key.split(":bw")[0] == f.compile_id else f" (after reset {f.generation})"
     return [
-        fmt.terminal_safe(f.trace_id) + reset,
-        fmt.one_line(where, 60) + status,
+        fmt.terminal_safe(display_id(f)),
+        fmt.one_line(where, where_w) + status,
         fmt.seconds(f.compile_time_s),
         str(f.restarts),
         str(f.graph_breaks),
@@ -34,7 +41,40 @@ def _frame_row(f: CompiledFrame) -> list[str]:
     ]
 
 
-def summary_text(session: Session, max_rows: int = 12) -> str:
+def summary_text(session: Session, max_rows: int = 12, width: int | None = None) -> str:
+    """The summary, every line at most ``width`` columns (default ``WIDTH``): prose is wrapped with
+    a hanging indent, tables shrink their text columns."""
+    width = WIDTH if width is None else max(40, width)
+    return "\n".join(_wrap(_summary_lines(session, max_rows, width), width)) + "\n"
+
+
+def _wrap(lines: list[str], width: int) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        if line.startswith(_ROW) or len(line) <= width:
+            out.append(line.removeprefix(_ROW))
+            continue
+        lead = len(line) - len(line.lstrip(" "))
+        out += textwrap.wrap(line, width, initial_indent="", subsequent_indent=" " * (lead + 4),
+                             break_on_hyphens=False, break_long_words=True) or [""]
+    return out
+
+
+def _frames_table(shown: list[CompiledFrame], width: int) -> list[str]:
+    where_w = 60
+    while True:
+        table = fmt.table(
+            ["compile id", "frame", "time", "restarts", "breaks", "guards", "inlined"],
+            [_frame_row(f, where_w) for f in shown],
+            "llrrrrr",
+        )
+        over = max(len(r) for r in table) + 2 - width
+        if over <= 0 or where_w <= 16:
+            return table
+        where_w = max(16, where_w - over)
+
+
+def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
     run = session.run
     lines: list[str] = []
     t = totals(session)
@@ -52,23 +92,18 @@ def summary_text(session: Session, max_rows: int = 12) -> str:
         )
     if not session.frames:
         lines.append("  no torch.compile compilation happened in this run (nothing to profile)")
-        return "\n".join(lines) + "\n"
+        return lines
     frames = sorted(session.frames, key=lambda f: -(f.compile_time_s or 0.0))
     shown, rest = frames[:max_rows], frames[max_rows:]
     lines.append("")
-    table = fmt.table(
-        ["compile id", "frame", "time", "restarts", "breaks", "guards", "inlined"],
-        [_frame_row(f) for f in shown],
-        "llrrrrr",
-    )
-    lines += ["  " + row for row in table]
+    lines += [_ROW + "  " + row for row in _frames_table(shown, width)]
     if rest:
         rest_s = sum(f.compile_time_s or 0.0 for f in rest)
-        lines.append(f"  ... and {len(rest)} more frames ({fmt.seconds(rest_s)})")
+        lines.append(f"  ... and {len(rest):,} more frame{'s' * (len(rest) != 1)} ({fmt.seconds(rest_s)})")
     lines.append("")
     lines.append(
-        f"  total: {t['frames']} compiled frame{'s' * (t['frames'] != 1)}, {fmt.seconds(total)} compile, "
-        f"{t['restarts']} restarts, {t['graph_breaks']} graph breaks, {fmt.count(t['guards'])} guards"  # type: ignore[arg-type]
+        f"  total: {_n(t['frames'], 'compiled frame')}, {fmt.seconds(total)} compile, "
+        f"{_n(t['restarts'], 'restart')}, {_n(t['graph_breaks'], 'graph break')}, {_n(t['guards'], 'guard')}"
         + (f", {t['failed']} failed" if t["failed"] else "")
     )
     kinds = compile_by_kind(session.frames)
@@ -80,7 +115,7 @@ def summary_text(session: Session, max_rows: int = 12) -> str:
     for f in [f for f in frames if f.status == "failed"][:3]:
         where = f" at {fmt.location(f.fail_filename, f.fail_lineno)}" if f.fail_filename else ""
         reason = fmt.one_line(f.fail_reason or "", 120)
-        lines.append(fmt.terminal_safe(f"  failed: {f.trace_id} {f.fail_type or '?'}{where}: {reason}"))
+        lines.append(fmt.terminal_safe(f"  failed: {display_id(f)} {f.fail_type or '?'}{where}: {reason}"))
     if session.samples is not None and session.attribution:
         s = session.samples
         rate = f"{s.achieved_hz:.0f} Hz" if s.achieved_hz else "?"
@@ -89,17 +124,28 @@ def summary_text(session: Session, max_rows: int = 12) -> str:
         cats = [(c, session.attribution.get(c, 0.0)) for c in CATEGORIES]
         cats = [(c, v) for c, v in cats if v > 0]
         cats.sort(key=lambda cv: -cv[1])
-        sampled = sum(v for _, v in cats)
+        small = [(c, v) for c, v in cats if v < FOLD_SHARE * total]
         for c, v in cats:
-            lines.append(f"    {CATEGORY_LABELS[c]:<36} {fmt.seconds(v):>9}  {fmt.pct(v, sampled):>4}")
+            if (c, v) not in small or len(small) == 1:
+                lines.append(_ROW + f"    {CATEGORY_LABELS[c]:<36} {fmt.seconds(v):>9}  {fmt.pct(v, total):>4}")
+        if len(small) > 1:
+            secs = sum(v for _, v in small)
+            label = f"{len(small)} more, under 1% each"
+            lines.append(_ROW + f"    {label:<36} {fmt.seconds(secs):>9}  {fmt.pct(secs, total):>4}")
+        clipped = sum(f.sampled_clipped_s for f in session.frames)
+        if clipped > 0:
+            lines.append(f"    (% of compile; {fmt.seconds(clipped)} of samples beyond their frame's compile time "
+                         "were scaled away: see the notes)")
     elif session.capture.sampler == "none" and session.capture.source == "live":
         lines.append("  (sampling was off: no attribution; run without --sampler none to see where time went)")
-    lines += cause_phase_lines(session)
+    table = session_cause_table(session, 8)
+    lines += _cause_phase_lines(table, width) if table is not None else []
     para = parametrization_summary(session)
     if para is not None:
         n, secs, items = para
         props = ", ".join(f"{fmt.terminal_safe(label)} x{k}" for label, k in items[:6])
-        lines.append(f"  parametrized properties ({n}, measured exactly): {props}; {fmt.seconds(secs)}")
+        noun = "property" if n == 1 else "properties"
+        lines.append(f"  parametrized {noun} ({n:,}, measured exactly): {props}; {fmt.seconds(secs)}")
     lines.append("")
     found = findings(session)
     lines.append(f"  hottest: {fmt.terminal_safe(found[0].text if found else hottest(session))}")
@@ -111,7 +157,15 @@ def summary_text(session: Session, max_rows: int = 12) -> str:
         lines.append(f"  note: {fmt.one_line(fmt.terminal_safe(w), 200)}")
     if len(session.capture.warnings) > 5:
         lines.append(f"  ({len(session.capture.warnings) - 5} more notes in session.json)")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _n(v: float | int | None, noun: str) -> str:
+    """``1 restart``, ``3 restarts``, ``? guards`` (unknown)."""
+    if v is None:
+        return f"? {noun}s"
+    k = int(v)
+    return f"{k:,} {noun}{'s' * (k != 1)}"
 
 
 #: the summary's width; the cause x phase table fits in it
@@ -128,7 +182,7 @@ def cause_phase_lines(session: Session, width: int = WIDTH, max_rows: int = 8) -
     table = session_cause_table(session, max_rows)
     if table is None:
         return []
-    return _cause_phase_lines(table, width)
+    return [line.removeprefix(_ROW) for line in _cause_phase_lines(table, width)]
 
 
 def _cause_phase_lines(table: CauseTable, width: int) -> list[str]:
@@ -155,7 +209,7 @@ def _cause_phase_lines(table: CauseTable, width: int) -> list[str]:
     rows = [[fmt.one_line(fmt.terminal_safe(lb), label_w) if not lb.startswith("  ")
              else "  " + fmt.one_line(fmt.terminal_safe(lb[2:]), label_w - 2), *cells] for lb, cells in body]
     lines = ["", "  by cause and phase (sampled seconds; % of compile):"]
-    lines += [" " * indent + row for row in fmt.table(["cause", *headers], rows, "l" + "r" * len(headers))]
+    lines += [_ROW + " " * indent + row for row in fmt.table(["cause", *headers], rows, "l" + "r" * len(headers))]
     if table.restart_waste > 0:
         worst = max(((r.cause, r.wasted) for r in table.rows if r.wasted > 0), key=lambda kv: kv[1], default=None)
         text = f"restart waste: {fmt.seconds(table.restart_waste)} of this in attempts that restarts threw away"
