@@ -5,6 +5,8 @@ script behaves as under plain ``python``. On an interactive terminal the child g
 process group and the terminal's foreground, so Ctrl-C reaches the script exactly once (as it
 would without dynaprof) while the parent keeps running to save the profile. Signals sent to the
 parent itself (``kill``, ``timeout``) are forwarded to the child.
+
+The live status line on a terminal is ``capture/progress.py``'s.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 from types import FrameType
 
 from dynaprof.capture.child import CONFIG_ENV, ChildConfig
+from dynaprof.capture.progress import PROGRESS_ENV, Progress
 
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 _BOOT = "import sys; sys.path.append({root!r}); from dynaprof.capture.child import main; main()"
@@ -78,9 +81,13 @@ def _forward_signals(proc: subprocess.Popen[bytes]) -> Iterator[list[int]]:
             signal.signal(s, h)
 
 
-def launch(cfg: ChildConfig, on_started: Callable[[int], None] | None = None) -> LaunchResult:
+def launch(
+    cfg: ChildConfig, on_started: Callable[[int], None] | None = None, progress: Progress | None = None
+) -> LaunchResult:
     env = dict(os.environ)
     env[CONFIG_ENV] = json.dumps(asdict(cfg))
+    if progress is not None:  # the child erases the line itself when a compile ends (no race)
+        env[PROGRESS_ENV] = str(progress.flag)
     tty = _foreground_tty()
     t0 = time.perf_counter()
     try:

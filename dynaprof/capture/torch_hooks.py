@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynaprof.capture import provenance
+from dynaprof.capture.progress import child_eraser
 from dynaprof.capture.stacks import FunctionKey, FunctionTable, Markers, TracedStacks
 
 PARAMETRIZE_MODULE = "torch.nn.utils.parametrize"
@@ -317,6 +318,8 @@ class Recorder:
         self._bw_key_by_cid: dict[str, str] = {}  # latest backward key of each compile id
         #: False outside a profiled block (in-process profiling): no window opens from a span
         self.gate: Callable[[], bool] = lambda: True
+        #: under ``dynaprof run`` on a terminal: erases the parent's progress line as a compile ends
+        self.erase_progress = child_eraser()
 
     def reset_session(self, emit: Callable[[dict[str, Any]], None], t0_ns: int, table: FunctionTable) -> None:
         """Record into a new journal and function table (in-process profiling: one per block).
@@ -577,6 +580,8 @@ class Recorder:
                 "props": props,
             }
         )
+        if self.erase_progress is not None:
+            self.erase_progress()  # before the script runs on and prints
         stack = self.windows.get(win.tid, [])
         for i in range(len(stack) - 1, -1, -1):
             if stack[i] is win:

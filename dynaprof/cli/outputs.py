@@ -368,17 +368,17 @@ def _drop_other_forms(out_dir: Path, written: list[Path]) -> None:
 
 
 def print_written(out_dir: Path, written: list[Path], notes: list[str]) -> None:
-    names = sorted(
-        {
-            str(p.relative_to(out_dir)).split("/")[0] + ("/" if "/" in str(p.relative_to(out_dir)) else "")
-            for p in written
-        }
-    )
-    info(f"dynaprof: wrote {display_path(out_dir)}/")
-    info("  " + "  ".join(names))
+    """One short line for what was written (the main files, then a count), the notes, and how
+    to open and re-render it."""
+    names = {str(p.relative_to(out_dir)).split("/")[0] + ("/" if "/" in str(p.relative_to(out_dir)) else "")
+             for p in written}
+    main = [n for n in ("session.json", "report.html", "summary.md") if n in names]
+    rest = len(names) - len(main)
+    listed = ", ".join(main) + (f" and {rest} more" if rest and main else f"{rest} files" if rest else "")
+    info(f"dynaprof: wrote {display_path(out_dir)}/: {listed}")
     for n in notes:
         info(f"  note: {n}")
-    if (out_dir / "report.html") in written:
-        info(f"  open {display_path(out_dir / 'report.html')} in a browser")
-    info(f"  re-render with: dynaprof report {display_path(out_dir)}")
+    report = out_dir / "report.html"
+    opened = f"open {display_path(report)} in a browser; " if report in written else ""
+    info(f"  {opened}re-render with: dynaprof report {display_path(out_dir)}")
     sys.stderr.flush()

@@ -36,6 +36,22 @@ def _target(args: argparse.Namespace) -> tuple[str, str, list[str]]:
     return "script", path, rest
 
 
+#: the summary is never wider than this, however wide the terminal
+MAX_WIDTH = 120
+
+
+def summary_width() -> int:
+    """Columns for the summary on stderr: ``COLUMNS`` when set, else stderr's terminal width, else
+    100 (a pipe, a CI log), at most ``MAX_WIDTH``."""
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return min(MAX_WIDTH, int(env))
+    try:
+        return min(MAX_WIDTH, os.get_terminal_size(sys.stderr.fileno()).columns)
+    except (OSError, ValueError, AttributeError):
+        return 100
+
+
 class RunCommand:
     name = "run"
     help = "run a script (or -m module) and profile every torch.compile compile in it"
@@ -53,6 +69,7 @@ class RunCommand:
         from dynaprof.capture.child import ChildConfig
         from dynaprof.capture.journal import JOURNAL_FILE, read_journal
         from dynaprof.capture.launcher import launch
+        from dynaprof.capture.progress import follow_progress
         from dynaprof.cli import ranks_support
         from dynaprof.cli.outputs import print_written, render_outputs
         from dynaprof.ingest.assemble import ParentFacts, assemble
@@ -104,7 +121,12 @@ class RunCommand:
             from dynaprof.capture.pyspy import PySpy
 
             pyspy = PySpy(run_dir, args.rate, args.native)
-        result = launch(cfg, on_started=pyspy.attach if pyspy else None)
+        progress = follow_progress(journal, args.quiet or rank is not None)
+        try:
+            result = launch(cfg, on_started=pyspy.attach if pyspy else None, progress=progress)
+        finally:
+            if progress is not None:
+                progress.stop()
         notes = pyspy.finish() if pyspy else []
         facts = ParentFacts(
             command=["dynaprof", *args.argv],
@@ -137,7 +159,7 @@ class RunCommand:
             ranks_support.finish_rank(session, run_dir, render_notes, options, args.quiet)
         elif not args.quiet:
             info("")
-            sys.stderr.write(summary_text(session, options.max_rows))
+            sys.stderr.write(summary_text(session, options.max_rows, summary_width()))
             print_written(run_dir, written, render_notes)
         return result.exit_status
 

@@ -558,7 +558,7 @@ def _clip_samples(frames: list[CompiledFrame], stacks: list[Stack]) -> list[str]
     # samples no frame claims (and nested compiles) must not push the run past its compile time
     budget = sum(f.compile_time_s or 0.0 for f in outermost_frames(frames))
     sampled = sum(st.seconds for st in stacks)
-    if frames and sampled > budget > 0:
+    if frames and sampled > budget * 1.0001 + 1e-6 and budget > 0:
         scale = budget / sampled
         for st in stacks:
             st.seconds = round(st.seconds * scale, 9)
