@@ -84,6 +84,11 @@ def test_legacy_walker_is_reported_as_a_mismatch(name: str, tmp_path: Path) -> N
     diff = report.mismatches[0].difference or ""
     outcome = report.mismatches[0].outcome
     assert outcome is not None
+    if outcome.returncode != report.reference.returncode:
+        # the frame-retaining walker's worst case, as first reported: a finalizer run inside the signal
+        # handler flips grad mode in the middle of Dynamo's tracing, and torch's own check fails the run
+        assert "grad_mode state changed while dynamo tracing" in outcome.stderr, diff
+        return
     if name == DEMO.name:
         # plain python finalizes the helper's locals on return, so grad mode is back on at the next line
         assert "-  constant: after helper, grad=True" in diff or "-  backend 1: after helper, grad=True" in diff, diff
