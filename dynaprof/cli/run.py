@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from pathlib import Path
 
 from dynaprof import fmt
@@ -73,6 +74,7 @@ class RunCommand:
         from dynaprof.cli import ranks_support
         from dynaprof.cli.outputs import print_written, render_outputs
         from dynaprof.ingest.assemble import ParentFacts, assemble
+        from dynaprof.render.registry import preload as preload_renderers
         from dynaprof.render.terminal import summary_text
 
         kind, target, rest = _target(args)
@@ -122,11 +124,15 @@ class RunCommand:
 
             pyspy = PySpy(run_dir, args.rate, args.native)
         progress = follow_progress(journal, args.quiet or rank is not None)
+        # the renderers' imports (networkx...) on the idle parent while the script runs, not after it
+        warm = threading.Thread(target=preload_renderers, name="dynaprof-preload", daemon=True)
+        warm.start()
         try:
             result = launch(cfg, on_started=pyspy.attach if pyspy else None, progress=progress)
         finally:
             if progress is not None:
                 progress.stop()
+        warm.join()
         notes = pyspy.finish() if pyspy else []
         facts = ParentFacts(
             command=["dynaprof", *args.argv],
