@@ -20,6 +20,7 @@ _COMMAND_MODULES = (
     "dynaprof.cli.run",
     "dynaprof.cli.report",
     "dynaprof.cli.compare",
+    "dynaprof.cli.pr",
     "dynaprof.cli.check",
     "dynaprof.cli.view",
 )

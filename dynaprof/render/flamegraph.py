@@ -35,7 +35,7 @@ from dynaprof.render.colours import category_colour, phase_colour
 from dynaprof.render.files import flamegraph_file
 from dynaprof.render.flamegraph_diff import diff_flamegraph_svg
 from dynaprof.render.flamegraph_layout import layout
-from dynaprof.render.flamegraph_svg import Frame, Panel, svg_document
+from dynaprof.render.flamegraph_svg import WIDTH, Frame, Panel, svg_document
 
 __all__ = [
     "VIEW_DESCRIPTIONS",
@@ -119,6 +119,8 @@ def tree_flamegraph_svg(
     view: str = "compiler",
     empty_message: str = "no samples were taken",
     pruned: tuple[int, float] = (0, 0.0),
+    static: bool = False,
+    width: int | None = None,
 ) -> str:
     """A flamegraph of ``root`` (widths: seconds; colours: each frame's dominant category, or its
     dominant phase in the user-code view, ``view="traced"``).
@@ -152,6 +154,8 @@ def tree_flamegraph_svg(
         legend=_legend(root, view),
         icicle=options.icicle,
         total_s=lay.total,
+        static=static,
+        width=width or WIDTH,
     )
 
 
@@ -211,10 +215,13 @@ def flamegraph_svg(
     *,
     categories: Sequence[str] | None = None,
     derived: Derived | None = None,
+    static: bool = False,
+    width: int | None = None,
 ) -> str:
     """SVG text of one view (``compiler``, ``traced`` or ``inline``), for the whole run or one
     compile (``CompiledFrame.key``). Pass the render's ``derived`` (``RenderContext.derived``)
-    when drawing many graphs of one session, so its stacks are classified once."""
+    when drawing many graphs of one session, so its stacks are classified once. ``static`` and
+    ``width``: a picture without script or controls (``svg_document``)."""
     options = options or RenderOptions()
     pruned: tuple[int, float] = (0, 0.0)
     if view == "inline":
@@ -232,6 +239,8 @@ def flamegraph_svg(
         view=view,
         empty_message=_empty_reason(session, view, frame),
         pruned=pruned,
+        static=static,
+        width=width,
     )
 
 

@@ -131,9 +131,9 @@ def _text(cls: str, x: float, y: float, content: str, anchor: str = "") -> str:
     return f'<text class="{cls}" x="{fmt(x)}" y="{fmt(y)}"{a}>{xml_text(content)}</text>'
 
 
-def _panel(out: list[str], panel: Panel, top: float, icicle: bool) -> float:
+def _panel(out: list[str], panel: Panel, top: float, icicle: bool, width: int = WIDTH) -> float:
     """Append one panel's markup; returns the y below it."""
-    inner = WIDTH - 2 * PAD
+    inner = width - 2 * PAD
     if panel.heading:
         top += 16
         out.append(_text("fg-h", PAD, top - 4, _clip(panel.heading, inner, 7.2)))
@@ -143,7 +143,7 @@ def _panel(out: list[str], panel: Panel, top: float, icicle: bool) -> float:
         msg = panel.empty_message or "nothing to show"
         out.append(f'<rect x="{PAD}" y="{fmt(top)}" width="{inner}" height="60" fill="#f2f2f2" stroke="#ddd"/>')
         out.append(
-            f'<text class="fg-e" x="{WIDTH / 2:g}" y="{fmt(top + 35)}" text-anchor="middle">'
+            f'<text class="fg-e" x="{width / 2:g}" y="{fmt(top + 35)}" text-anchor="middle">'
             f"{xml_text(_clip(msg, inner - 20, 7.8))}</text>"
         )
         return top + 60
@@ -172,25 +172,32 @@ def svg_document(
     icicle: bool,
     total_s: float,
     hint: str = "Click a frame to zoom in; Search (or Ctrl-F) highlights matching functions.",
+    static: bool = False,
+    width: int = WIDTH,
 ) -> str:
-    """The complete SVG text. ``legend``: (fill colour, label) pairs, shown in order."""
+    """The complete SVG text. ``legend``: (fill colour, label) pairs, shown in order. ``static``: a
+    picture to be read as an image (a PR comment's ``![](...)``): no script, no zoom or search
+    controls, no hint; ``width`` pixels wide."""
+    WIDTH = width  # the module default, overridden for this document
     inner = WIDTH - 2 * PAD
     body: list[str] = []
-    body.append(_text("fg-t", WIDTH / 2, 26, _clip(title, inner - 260, 10.0), "middle"))
+    body.append(_text("fg-t", WIDTH / 2, 26, _clip(title, inner - (0 if static else 260), 10.0), "middle"))
     y = 26.0
     for line in subtitles:
         y += 17
         body.append(_text("fg-s", WIDTH / 2, y, _clip(line, inner, 6.9), "middle"))
-    body.append(f'<text class="fg-c fg-unzoom" x="{PAD}" y="26" style="display:none">Reset zoom</text>')
-    body.append(f'<text class="fg-c fg-search" x="{WIDTH - PAD}" y="26" text-anchor="end">Search</text>')
+    if not static:
+        body.append(f'<text class="fg-c fg-unzoom" x="{PAD}" y="26" style="display:none">Reset zoom</text>')
+        body.append(f'<text class="fg-c fg-search" x="{WIDTH - PAD}" y="26" text-anchor="end">Search</text>')
     y += 14
     for i, panel in enumerate(panels):
         if i:
             y += 12
-        y = _panel(body, panel, y, icicle)
-    y += 18
-    body.append(f'<text class="fg-details" x="{PAD}" y="{fmt(y)}">{xml_text(hint)}</text>')
-    body.append(f'<text class="fg-matched" x="{WIDTH - PAD}" y="{fmt(y)}" text-anchor="end"></text>')
+        y = _panel(body, panel, y, icicle, WIDTH)
+    if not static:
+        y += 18
+        body.append(f'<text class="fg-details" x="{PAD}" y="{fmt(y)}">{xml_text(hint)}</text>')
+        body.append(f'<text class="fg-matched" x="{WIDTH - PAD}" y="{fmt(y)}" text-anchor="end"></text>')
     if legend:
         y += 24
         x = float(PAD)
@@ -214,5 +221,5 @@ def svg_document(
         f"<style>{_CSS}</style>\n"
         f'<rect width="{WIDTH}" height="{height}" fill="#fcfcfc"/>\n'
     )
-    tail = f'\n<script type="text/ecmascript"><![CDATA[\n{script()}]]></script>\n</svg>\n'
+    tail = "\n</svg>\n" if static else f'\n<script type="text/ecmascript"><![CDATA[\n{script()}]]></script>\n</svg>\n'
     return head + "\n".join(body) + tail
