@@ -19,7 +19,7 @@ from dynaprof.render.markdown import summary_markdown
 from dynaprof.render.terminal import summary_text
 from tests.conftest import run_dynaprof
 from tests.factories import frame, make_session
-from tests.test_fuzz_session import JOURNAL, TID
+from tests.helpers import JOURNAL, TID
 
 DATA = Path(__file__).resolve().parent / "data" / "torch_trace"
 

@@ -11,8 +11,7 @@ from dynaprof.cli import main
 from dynaprof.model import PropertyTrace, Session, Stack, save_session
 from dynaprof.render.compare_report import render_compare
 from tests.factories import DYN, SP, FunctionTable, frame, make_session, seed_session
-from tests.test_html import assert_self_contained
-from tests.test_markdown import assert_tables_well_formed
+from tests.helpers import assert_self_contained, assert_tables_well_formed
 
 # the change by cause first (with its phases), then by phase (the attribution categories)
 SEED_HEADLINE = ("compile time 0.30 s -> 1.20 s (+0.90 s, 4.0x); +0.84 s parametrization (93% of the growth): "
@@ -106,7 +105,7 @@ def test_reports() -> None:
     assert "(93% of the growth)" in md and "→" in md
     assert "| guards | 417 | 2,639 | 6.3x |" in md
     assert "| parametrization property tracing | 0.00 s | 0.84 s | +0.84 s, new |" in md
-    assert_tables_well_formed(md)
+    assert_tables_well_formed(md, 5)
     html = files["compare.html"]
     assert isinstance(html, str)
     assert_self_contained(html)
@@ -122,7 +121,7 @@ def test_hostile_names_in_reports() -> None:
     files = render_compare(compare_sessions(base, new), base, new, names=(evil, evil))
     for text in (files["compare.md"], files["compare.html"]):
         assert isinstance(text, str) and "<img" not in text
-    assert_tables_well_formed(str(files["compare.md"]))
+    assert_tables_well_formed(str(files["compare.md"]), 4)
 
 
 def test_cli_compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

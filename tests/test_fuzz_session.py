@@ -46,13 +46,14 @@ from dynaprof.render.base import RenderContext, RenderOptions
 from dynaprof.render.registry import render_all
 from tests.conftest import ROOT
 from tests.factories import run_info, seed_session
+from tests.helpers import JOURNAL
 
 SEED = json.loads(session_to_text(seed_session()))
 NO_SAMPLES = json.loads(session_to_text(seed_session(parametrized=False, with_samples=False)))
 
-#: Known bugs (see docs/reliability.md): numbers whose *text* breaks Python's json/float before
-#: the codec can judge them. Kept out of the random mutations so that the fuzzer keeps finding
-#: new problems; each has its own xfail test below. Remove from here once fixed.
+#: Numbers whose *text* broke Python's json/float before the codec could judge them (fixed: each
+#: has its own test below, ``test_integer_*_is_a_session_error``). Kept out of the random
+#: mutations so that the fuzzer keeps finding new problems.
 HUGE_INT = "1" + "0" * 400  # an integer no float can hold, in a float field
 LONG_INT = "1" + "0" * 5000  # more digits than int() converts (sys.get_int_max_str_digits)
 
@@ -611,46 +612,6 @@ def test_non_finite_tokens_anywhere_are_refused() -> None:
 
 # -- (d) the capture journal: what `dynaprof report RUN` rebuilds from after a crash --------------------
 
-TID = 140000000000001
-JOURNAL: list[dict[str, Any]] = [
-    {"t": "start", "pid": 7, "argv": ["tiny.py"], "cwd": "/w", "python": "3.11.7", "platform": "Linux",
-     "hostname": "vm", "epoch_ns": 1796071728446078952, "dynaprof": "0.1.0", "target": "tiny.py",
-     "kind": "script", "rank": None, "world_size": None, "tid": TID},
-    {"t": "torch", "version": "2.13.0+cpu"},
-    {"t": "hooks", "items": ["compile_windows", "phases", "metrics", "reset", "graph_breaks"]},
-    {"t": "compile_start", "key": "0/0", "cid": "0/0", "gen": 0, "tid": TID, "thread_name": "MainThread",
-     "ts": 2.9, "name": "f", "file": "/w/tiny.py", "line": 2, "call_site": [["<module>", "/w/tiny.py", 6]]},
-    {"t": "span", "name": "entire_frame_compile", "ph": "B", "tid": TID, "ts": 2.91, "key": "0/0"},
-    {"t": "span", "name": "compile_attempt_0", "ph": "B", "tid": TID, "ts": 2.92, "key": "0/0"},
-    {"t": "span", "name": "compile_attempt_0", "ph": "E", "tid": TID, "ts": 2.95, "key": "0/0"},
-    {"t": "span", "name": "compile_attempt_1", "ph": "B", "tid": TID, "ts": 2.95, "key": "0/0"},
-    {"t": "span", "name": "bytecode_tracing", "ph": "B", "tid": TID, "ts": 2.96, "key": "0/0"},
-    {"t": "span", "name": "bytecode_tracing", "ph": "E", "tid": TID, "ts": 3.0, "key": "0/0",
-     "args": {"get_fake_value_time_s": 0.0015}},
-    {"t": "span", "name": "compile_attempt_1", "ph": "E", "tid": TID, "ts": 3.05, "key": "0/0"},
-    {"t": "span", "name": "entire_frame_compile", "ph": "E", "tid": TID, "ts": 3.09, "key": "0/0"},
-    {"t": "metrics", "key": "0/0", "tid": TID,
-     "m": {"compile_id": "0/0", "guard_count": 11, "graph_op_count": 1, "entire_frame_compile_time_s": 0.186,
-           "restart_reasons": ["graph_break"], "fail_type": None, "recompile_reason": None}},
-    {"t": "compile_end", "key": "0/0", "ts": 3.1, "duration": 0.189, "attempt": 1, "exc": None,
-     "exc_type": None, "graph_breaks": 1, "graph_break_reasons": [{"reason": "graph_break()", "count": 1}],
-     "graph_break_sites": [{"reason": "graph_break()", "file": "/w/tiny.py", "line": 4}], "inlines": 0,
-     "props": [{"label": "Linear.weight", "owner": "L", "name": "weight", "getter_file": "p.py", "getter_line": 1,
-                "parametrized": True, "count": 2, "instances": 2, "seconds": 0.01}]},
-    {"t": "fn", "items": [[0, "_compile", "/t/convert_frame.py", 1633, "python"],
-                          [1, "InstructionTranslatorBase.run", "/t/symbolic_convert.py", 1943, "python"],
-                          [2, "f", "/w/tiny.py", 2, "traced"]]},
-    {"t": "stacks", "items": [["0/0", 0, TID, [0, 1], [2], 20, 0.02], ["0/0", 1, TID, [0], [], 10, 0.01]]},
-    {"t": "compile_start", "key": "1/0", "cid": "1/0", "gen": 0, "tid": TID, "thread_name": "MainThread",
-     "ts": 3.2, "name": "torch_dynamo_resume_in_f_at_4", "file": "/w/tiny.py", "line": 4, "call_site": []},
-    {"t": "stacks", "items": [["1/0", 0, TID, [0, 1], [2], 3, 0.003]]},
-    {"t": "sampler", "source": "builtin", "requested_hz": 1000, "samples": 33, "seconds": 0.05, "notes": []},
-    {"t": "guards", "key": "0/0", "tree_leaf_count": 6, "tree_depth": 6, "code_text_chars": 3091,
-     "sources": {"tiny.py:f": 9}},
-    {"t": "unfinished", "key": "1/0"},
-    {"t": "device", "device": "cpu"},
-    {"t": "end", "exit_status": 0, "reason": "exited", "ts": 3.3},
-]  # fmt: skip
 
 
 def _assemble_text(tmp: Path, text: str) -> Session:

@@ -3,50 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
-from html.parser import HTMLParser
 
 from dynaprof.model import GraphBreak, PropertyTrace, Session, Stack
 from dynaprof.render.base import RenderContext
-from dynaprof.render.html import CSP, Col, Markup, esc, inline_svg, render_html, script_json, table
+from dynaprof.render.html import Col, Markup, esc, inline_svg, render_html, script_json, table
 from tests.factories import SP, FunctionTable, frame, make_session, seed_session
-
-HOSTILE = '<img src=x onerror=alert(1)></script><script>alert(2)</script>"\'&amp;'
-URL_ATTRS = {"src", "href", "xlink:href", "action", "formaction", "data", "poster", "background", "srcset"}
-
-
-class Collector(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.urls: list[tuple[str, str, str]] = []
-        self.tags: list[str] = []
-        self.attrs: list[tuple[str, str, str]] = []
-        self.scripts: list[tuple[dict[str, str | None], str]] = []
-        self._script: dict[str, str | None] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-        for k, v in attrs:
-            self.attrs.append((tag, k, v or ""))
-            if k in URL_ATTRS:
-                self.urls.append((tag, k, v or ""))
-        if tag == "script":
-            self._script = dict(attrs)
-
-    def handle_data(self, data: str) -> None:
-        if self._script is not None:
-            self.scripts.append((self._script, data))
-            self._script = None
-
-    def handle_endtag(self, tag: str) -> None:
-        self._script = None
-
-
-def parse(text: str) -> Collector:
-    c = Collector()
-    c.feed(text)
-    c.close()
-    return c
+from tests.helpers import HOSTILE_HTML as HOSTILE
+from tests.helpers import assert_self_contained, big_session, parse
 
 
 def report(session: object) -> str:
@@ -55,17 +18,6 @@ def report(session: object) -> str:
     text = out["report.html"]
     assert isinstance(text, str)
     return text
-
-
-def assert_self_contained(text: str) -> None:
-    c = parse(text)
-    for tag, attr, url in c.urls:
-        assert url.startswith(("#", "data:")), f"<{tag} {attr}={url!r}> would fetch"
-    assert not any(tag in ("link", "iframe", "object", "embed", "img") for tag in c.tags)
-    assert "@import" not in text
-    for m in re.finditer(r"url\(\s*['\"]?([^)'\"]*)", text):
-        assert m.group(1).startswith(("#", "data:")), m.group(0)
-    assert ("meta", "content", CSP) in c.attrs  # the browser itself refuses any fetch
 
 
 def hostile_session() -> Session:
@@ -145,8 +97,6 @@ def test_helpers() -> None:
 
 
 def test_large_session_report_is_bounded() -> None:
-    from tests.test_markdown import big_session
-
     text = report(big_session(3000))
     assert "... and 1,000 more frames not shown" in text  # frames table shows 2,000
     assert "faster compiles not shown" in text  # per-compile sections show 200

@@ -6,17 +6,13 @@ import cProfile
 import marshal
 import pstats
 from pathlib import Path
-from typing import Any
 
 import networkx as nx
 import pytest
 
 from dynaprof.analysis import pstats_tools as pt
 from dynaprof.errors import DynaprofError
-
-CF = "/venv/lib/python3.11/site-packages/torch/_dynamo/convert_frame.py"
-SC = "/venv/lib/python3.11/site-packages/torch/_dynamo/symbolic_convert.py"
-MOD = "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py"
+from tests.helpers import CF, MOD, SC, dynamo_like, edge
 
 
 def _fib(n: int) -> int:
@@ -92,38 +88,6 @@ def test_merge_matches_pstats_add(tmp_path: Path) -> None:
 
 
 # --- a Dynamo-like recursion, by hand ---------------------------------------------------------------
-
-
-def edge(calls: int, ct: float) -> tuple[int, int, float, float]:
-    return (calls, calls, ct / 10, ct)
-
-
-def dynamo_like(k: int = 8) -> pt.PStatsTable:
-    """wrapper -> _compile -> run -> step -> {h0..h(k-1)}; every handler calls every other
-    handler and inline_call_, which calls run again: one big strongly connected component."""
-    t: dict[pt.FuncKey, list[Any]] = {}
-
-    def add(key: pt.FuncKey, ct: float, callers: dict[pt.FuncKey, tuple[Any, ...]], calls: int = 1) -> None:
-        t[key] = [calls, calls, ct / 10, ct, callers]
-
-    wrap, comp, run, step, inl = (
-        (MOD, 1774, "_wrapped_call_impl"),
-        (CF, 1633, "_compile"),
-        (SC, 1943, "run"),
-        (SC, 1556, "step"),
-        (SC, 5953, "inline_call_"),
-    )
-    handlers = [(SC, 2000 + i, f"h{i}") for i in range(k)]
-    add(wrap, 2.0, {})
-    add(comp, 2.0, {wrap: edge(1, 2.0)})
-    add(run, 1.9, {comp: edge(1, 1.9), inl: edge(40, 1.5)}, 41)
-    add(step, 1.9, {run: edge(500, 1.9)}, 500)
-    for i, h in enumerate(handlers):
-        callers = {step: edge(50, 0.8 - 0.05 * i)}
-        callers.update({o: edge(5, 0.3) for o in handlers if o != h})
-        add(h, 0.8 - 0.05 * i, callers, 100)
-    add(inl, 1.5, {h: edge(5, 1.2 - 0.1 * i) for i, h in enumerate(handlers)}, 40)
-    return {key: tuple(v) for key, v in t.items()}
 
 
 def test_reshape_makes_a_small_dag_rooted_at_compile() -> None:

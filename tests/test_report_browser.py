@@ -3,7 +3,6 @@ flamegraph search/zoom and table sorting work on the inlined page."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,12 +15,11 @@ from dynaprof.render.base import RenderContext
 from dynaprof.render.compare_report import render_compare
 from dynaprof.render.html import render_html
 from tests.factories import seed_session
+from tests.helpers import CHROMIUM
+from tests.helpers import CHROMIUM_ARGS as ARGS
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = os.environ.get("DYNAPROF_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run", "--disable-sync"]
 HIGHLIGHT = "rgb(40,210,120)"
 
 

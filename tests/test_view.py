@@ -20,18 +20,9 @@ import pytest
 
 from dynaprof.analysis import pstats_tools as pt
 from dynaprof.cli import main
-from tests.test_pstats_tools import dynamo_like
+from tests.helpers import CHROMIUM, CHROMIUM_ARGS, dynamo_like
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("DYNAPROF_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 
 
 def start_view(*args: str) -> tuple[subprocess.Popen[str], str]:

@@ -1,0 +1,216 @@
+"""Helpers several test modules share (test modules do not import each other)."""
+
+from __future__ import annotations
+
+import os
+import re
+from html.parser import HTMLParser
+from typing import Any
+
+from dynaprof.analysis import pstats_tools as pt
+from dynaprof.model import GraphBreak, PropertyTrace, Session, Stack
+from dynaprof.render.html import CSP
+from tests.factories import SP, FunctionTable, frame, make_session
+
+# -- Markdown -------------------------------------------------------------------------------------
+
+CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_SEPARATOR = re.compile(r"^\| ?:?-{3,}:?( \| ?:?-{3,}:?)* ?\|$")
+
+
+def tables(text: str) -> list[list[str]]:
+    """Every GFM table in ``text`` as its lines (runs of lines starting with '|')."""
+    out: list[list[str]] = []
+    current: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            out.append(current)
+            current = []
+    if current:
+        out.append(current)
+    return out
+
+
+def cells(line: str) -> list[str]:
+    assert line.startswith("|") and line.endswith("|"), line
+    return CELL_SPLIT.split(line[1:-1])
+
+
+def assert_tables_well_formed(text: str, count: int | None = None, *, at_least: int = 1) -> int:
+    """Every GFM table in ``text`` has a header, a separator and rows of the header's width; there
+    are exactly ``count`` tables (when given) and at least ``at_least``. Returns how many."""
+    found = tables(text)
+    assert len(found) >= at_least, f"{len(found)} tables, expected at least {at_least}"
+    if count is not None:
+        assert len(found) == count, f"{len(found)} tables, expected {count}"
+    for t in found:
+        assert len(t) >= 2, t
+        width = len(cells(t[0]))
+        assert _SEPARATOR.match(t[1].replace(" ", "").replace("|", " | ").strip()) or _SEPARATOR.match(t[1]), t[1]
+        assert len(cells(t[1])) == width
+        for row in t[2:]:
+            assert len(cells(row)) == width, (t[0], row)
+    return len(found)
+
+
+def big_session(n: int = 5000) -> Session:
+    """``n`` frames with long names, restart reasons, graph breaks, properties and samples."""
+    t = FunctionTable()
+    root = t("_compile", SP + "torch/_dynamo/convert_frame.py", 1)
+    frames, stacks = [], []
+    for i in range(n):
+        key = f"{i}/0"
+        name = f"forward_{i}_" + "x" * 150
+        frames.append(frame(
+            key, name=name, filename=f"/work/models/very/deep/module_{i}.py", lineno=i + 1, start_s=float(i),
+            compile_time_s=0.001 * (i % 97 + 1), restarts=i % 3, restart_reasons=[f"reason {i % 50} " + "y" * 300],
+            graph_breaks=i % 2, graph_break_reasons=[GraphBreak(f"break {i % 40} " + "z" * 300, f"/w/m{i}.py", i)],
+            properties=[PropertyTrace(f"Mod{i}.weight", f"Mod{i}", "weight", SP + "torch/nn/utils/parametrize.py",
+                                      419, True, 2, 1, 0.001)],
+        ))
+        fn = t(f"user_fn_{i}", f"/work/models/module_{i}.py", i, "traced")
+        stacks.append(Stack(key, 0, 1, [root], [fn], 1, 0.001))
+    return make_session(frames, stacks, t.functions)
+
+
+# -- HTML -----------------------------------------------------------------------------------------
+
+#: user text that would run script or break out of an attribute if it reached HTML unescaped
+HOSTILE_HTML = '<img src=x onerror=alert(1)></script><script>alert(2)</script>"\'&amp;'
+URL_ATTRS = {"src", "href", "xlink:href", "action", "formaction", "data", "poster", "background", "srcset"}
+
+
+class Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.urls: list[tuple[str, str, str]] = []
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str, str]] = []
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self._script: dict[str, str | None] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        for k, v in attrs:
+            self.attrs.append((tag, k, v or ""))
+            if k in URL_ATTRS:
+                self.urls.append((tag, k, v or ""))
+        if tag == "script":
+            self._script = dict(attrs)
+
+    def handle_data(self, data: str) -> None:
+        if self._script is not None:
+            self.scripts.append((self._script, data))
+            self._script = None
+
+    def handle_endtag(self, tag: str) -> None:
+        self._script = None
+
+
+def parse(text: str) -> Collector:
+    c = Collector()
+    c.feed(text)
+    c.close()
+    return c
+
+
+def assert_self_contained(text: str) -> None:
+    c = parse(text)
+    for tag, attr, url in c.urls:
+        assert url.startswith(("#", "data:")), f"<{tag} {attr}={url!r}> would fetch"
+    assert not any(tag in ("link", "iframe", "object", "embed", "img") for tag in c.tags)
+    assert "@import" not in text
+    for m in re.finditer(r"url\(\s*['\"]?([^)'\"]*)", text):
+        assert m.group(1).startswith(("#", "data:")), m.group(0)
+    assert ("meta", "content", CSP) in c.attrs  # the browser itself refuses any fetch
+
+
+# -- headless Chromium ----------------------------------------------------------------------------
+
+CHROMIUM = os.environ.get("DYNAPROF_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync"]
+
+# -- cProfile tables ------------------------------------------------------------------------------
+
+CF = "/venv/lib/python3.11/site-packages/torch/_dynamo/convert_frame.py"
+SC = "/venv/lib/python3.11/site-packages/torch/_dynamo/symbolic_convert.py"
+MOD = "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py"
+
+
+def edge(calls: int, ct: float) -> tuple[int, int, float, float]:
+    return (calls, calls, ct / 10, ct)
+
+
+def dynamo_like(k: int = 8) -> pt.PStatsTable:
+    """wrapper -> _compile -> run -> step -> {h0..h(k-1)}; every handler calls every other
+    handler and inline_call_, which calls run again: one big strongly connected component."""
+    t: dict[pt.FuncKey, list[Any]] = {}
+
+    def add(key: pt.FuncKey, ct: float, callers: dict[pt.FuncKey, tuple[Any, ...]], calls: int = 1) -> None:
+        t[key] = [calls, calls, ct / 10, ct, callers]
+
+    wrap, comp, run, step, inl = (
+        (MOD, 1774, "_wrapped_call_impl"),
+        (CF, 1633, "_compile"),
+        (SC, 1943, "run"),
+        (SC, 1556, "step"),
+        (SC, 5953, "inline_call_"),
+    )
+    handlers = [(SC, 2000 + i, f"h{i}") for i in range(k)]
+    add(wrap, 2.0, {})
+    add(comp, 2.0, {wrap: edge(1, 2.0)})
+    add(run, 1.9, {comp: edge(1, 1.9), inl: edge(40, 1.5)}, 41)
+    add(step, 1.9, {run: edge(500, 1.9)}, 500)
+    for i, h in enumerate(handlers):
+        callers = {step: edge(50, 0.8 - 0.05 * i)}
+        callers.update({o: edge(5, 0.3) for o in handlers if o != h})
+        add(h, 0.8 - 0.05 * i, callers, 100)
+    add(inl, 1.5, {h: edge(5, 1.2 - 0.1 * i) for i, h in enumerate(handlers)}, 40)
+    return {key: tuple(v) for key, v in t.items()}
+
+
+# -- a capture journal: what `dynaprof report RUN` rebuilds from after a crash ----------------------
+
+TID = 140000000000001
+JOURNAL: list[dict[str, Any]] = [
+    {"t": "start", "pid": 7, "argv": ["tiny.py"], "cwd": "/w", "python": "3.11.7", "platform": "Linux",
+     "hostname": "vm", "epoch_ns": 1796071728446078952, "dynaprof": "0.1.0", "target": "tiny.py",
+     "kind": "script", "rank": None, "world_size": None, "tid": TID},
+    {"t": "torch", "version": "2.13.0+cpu"},
+    {"t": "hooks", "items": ["compile_windows", "phases", "metrics", "reset", "graph_breaks"]},
+    {"t": "compile_start", "key": "0/0", "cid": "0/0", "gen": 0, "tid": TID, "thread_name": "MainThread",
+     "ts": 2.9, "name": "f", "file": "/w/tiny.py", "line": 2, "call_site": [["<module>", "/w/tiny.py", 6]]},
+    {"t": "span", "name": "entire_frame_compile", "ph": "B", "tid": TID, "ts": 2.91, "key": "0/0"},
+    {"t": "span", "name": "compile_attempt_0", "ph": "B", "tid": TID, "ts": 2.92, "key": "0/0"},
+    {"t": "span", "name": "compile_attempt_0", "ph": "E", "tid": TID, "ts": 2.95, "key": "0/0"},
+    {"t": "span", "name": "compile_attempt_1", "ph": "B", "tid": TID, "ts": 2.95, "key": "0/0"},
+    {"t": "span", "name": "bytecode_tracing", "ph": "B", "tid": TID, "ts": 2.96, "key": "0/0"},
+    {"t": "span", "name": "bytecode_tracing", "ph": "E", "tid": TID, "ts": 3.0, "key": "0/0",
+     "args": {"get_fake_value_time_s": 0.0015}},
+    {"t": "span", "name": "compile_attempt_1", "ph": "E", "tid": TID, "ts": 3.05, "key": "0/0"},
+    {"t": "span", "name": "entire_frame_compile", "ph": "E", "tid": TID, "ts": 3.09, "key": "0/0"},
+    {"t": "metrics", "key": "0/0", "tid": TID,
+     "m": {"compile_id": "0/0", "guard_count": 11, "graph_op_count": 1, "entire_frame_compile_time_s": 0.186,
+           "restart_reasons": ["graph_break"], "fail_type": None, "recompile_reason": None}},
+    {"t": "compile_end", "key": "0/0", "ts": 3.1, "duration": 0.189, "attempt": 1, "exc": None,
+     "exc_type": None, "graph_breaks": 1, "graph_break_reasons": [{"reason": "graph_break()", "count": 1}],
+     "graph_break_sites": [{"reason": "graph_break()", "file": "/w/tiny.py", "line": 4}], "inlines": 0,
+     "props": [{"label": "Linear.weight", "owner": "L", "name": "weight", "getter_file": "p.py", "getter_line": 1,
+                "parametrized": True, "count": 2, "instances": 2, "seconds": 0.01}]},
+    {"t": "fn", "items": [[0, "_compile", "/t/convert_frame.py", 1633, "python"],
+                          [1, "InstructionTranslatorBase.run", "/t/symbolic_convert.py", 1943, "python"],
+                          [2, "f", "/w/tiny.py", 2, "traced"]]},
+    {"t": "stacks", "items": [["0/0", 0, TID, [0, 1], [2], 20, 0.02], ["0/0", 1, TID, [0], [], 10, 0.01]]},
+    {"t": "compile_start", "key": "1/0", "cid": "1/0", "gen": 0, "tid": TID, "thread_name": "MainThread",
+     "ts": 3.2, "name": "torch_dynamo_resume_in_f_at_4", "file": "/w/tiny.py", "line": 4, "call_site": []},
+    {"t": "stacks", "items": [["1/0", 0, TID, [0, 1], [2], 3, 0.003]]},
+    {"t": "sampler", "source": "builtin", "requested_hz": 1000, "samples": 33, "seconds": 0.05, "notes": []},
+    {"t": "guards", "key": "0/0", "tree_leaf_count": 6, "tree_depth": 6, "code_text_chars": 3091,
+     "sources": {"tiny.py:f": 9}},
+    {"t": "unfinished", "key": "1/0"},
+    {"t": "device", "device": "cpu"},
+    {"t": "end", "exit_status": 0, "reason": "exited", "ts": 3.3},
+]  # fmt: skip
