@@ -112,15 +112,22 @@ def run_metrics(s: Session, normalize: bool = False) -> dict[str, float | None]:
     return {
         "compile_s": total,  # the normalizer itself stays in seconds
         "forward_s": kinds.get("forward", 0.0) * scale,
-        "backward_s": (kinds.get("backward", 0.0) + kinds.get("compiled_autograd", 0.0)) * scale,
+        # unknown (None, shown as ?) where this torch could not say: no hook for it was installed
+        "backward_s": ((kinds.get("backward", 0.0) + kinds.get("compiled_autograd", 0.0)) * scale
+                       if "backward" in kinds or "compiled_autograd" in kinds or _knows(s, "phases") else None),
         "frames": float(len(s.frames)),
         "restarts": float(sum(f.restarts for f in s.frames)),
         "guards": _f(_sum([f.guard_count for f in s.frames])),
         "inlined_calls": _f(_sum([f.inlined_calls for f in s.frames])),
         "graph_breaks": float(sum(f.graph_breaks for f in s.frames)),
-        "parametrization_s": parametrization_seconds(s.frames) * scale,
+        "parametrization_s": parametrization_seconds(s.frames) * scale if _knows(s, "properties") else None,
         "sampled_s": (s.samples.seconds * scale) if s.samples is not None else None,
     }
+
+
+def _knows(s: Session, hook: str) -> bool:
+    """Whether the capture could see what ``hook`` records (sessions without a hook list: assumed)."""
+    return s.capture.source != "live" or not s.capture.hooks or hook in s.capture.hooks
 
 
 def _f(v: int | None) -> float | None:

@@ -12,14 +12,11 @@ import shlex
 import textwrap
 from pathlib import Path
 
-from dynaprof.analysis.attribution import apply_attribution
-from dynaprof.analysis.compare import compare_sessions
 from dynaprof.cli.common import display_path, info, write_files
 from dynaprof.errors import DynaprofError
 from dynaprof.model.session import Session
 from dynaprof.model.store import SESSION_FILE, load_session
 from dynaprof.render.base import RenderContext, RenderOptions
-from dynaprof.render.pr_pictures import COMMENT, pr_compare_files, pr_files
 
 PR_DIR = "pr"
 
@@ -36,6 +33,8 @@ def _load(path: Path) -> tuple[Session, Path]:
 
 
 def _ctx(session: Session, options: RenderOptions) -> RenderContext:
+    from dynaprof.analysis.attribution import apply_attribution
+
     ctx = RenderContext(session, options)
     apply_attribution(session, ctx.derived.categories)  # as every render: by the current rules
     return ctx
@@ -55,7 +54,7 @@ def _prepare(out: Path) -> Path:
 
 def post_lines(out: Path, written: list[Path], number: str) -> list[str]:
     """The ``gh`` line that posts the comment with its pictures, and the way by hand."""
-    comment = out / COMMENT
+    comment = out / "comment.md"
     pictures = sorted(p for p in written if p.suffix == ".svg")
     cmd = ["gh", "pr", "comment", number, "--body-file", display_path(comment)]
     for p in pictures:
@@ -67,10 +66,10 @@ def post_lines(out: Path, written: list[Path], number: str) -> list[str]:
         f"by hand: paste {display_path(comment)} into the PR's comment box, then drag {names} into it and "
         "replace each ![...](name.svg) line with the link GitHub inserts for that file",
     ]
-    out = [f"  post it: {shlex.join(cmd)}"]  # one line: it is to be copied
+    lines = [f"  post it: {shlex.join(cmd)}"]  # one line: it is to be copied
     for note in notes:
-        out += textwrap.wrap(note, 100, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
-    return out
+        lines += textwrap.wrap(note, 100, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
+    return lines
 
 
 class PrCommand:
@@ -96,6 +95,10 @@ class PrCommand:
             raise DynaprofError(f"--max-rows must be at least 1, got {args.max_rows}")
         if not (args.number == "N" or args.number.isdigit()):
             raise DynaprofError(f"--number must be a pull request number, got {args.number!r}")
+        # imported here: every other command starts without the renderers
+        from dynaprof.analysis.compare import compare_sessions
+        from dynaprof.render.pr_pictures import pr_compare_files, pr_files
+
         options = RenderOptions(max_rows=args.max_rows)
         loaded = [_load(p) for p in args.runs]
         if len(loaded) == 1:

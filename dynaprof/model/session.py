@@ -337,12 +337,16 @@ def reason_words(reason: str) -> str:
     if m:
         name = m.group(1)
         return f"{_RESTART_WORDS.get(name, name)} ({name})"
+    reason = reason.replace("Message: None", "")
     head, _, rest = reason.partition("Explanation:")
     explanation = rest.split("Hint:", 1)[0].split("Developer debug context:", 1)[0]
+    head, _, hint = head.partition("Hint:")
     text = _one_line(head).rstrip(" .:")
     if explanation.strip():
-        text += ": " + _one_line(explanation).replace("Message: None", "").strip()
-    return text
+        text += (": " if text else "") + _one_line(explanation).strip()
+    if not text and hint.strip():  # only a hint: torch gave no message
+        text = "torch gave no message; its hint: " + _one_line(hint.split("Hint:", 1)[0]).strip()
+    return text or "torch gave no reason"
 
 
 def display_id(f: CompiledFrame) -> str:

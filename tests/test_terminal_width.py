@@ -1,0 +1,80 @@
+"""The terminal summary fits the terminal (COLUMNS honoured, also when stderr is not a TTY), rows
+under 1% are folded, nouns agree with their numbers, and the 'wrote' line is short."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dynaprof.model.session import PropertyTrace
+from dynaprof.render.terminal import summary_text
+from tests.factories import frame, inductor_session, make_session, seed_session
+
+
+def _long_session():  # type: ignore[no-untyped-def]
+    s = seed_session()
+    name = "a_really_long_function_name_that_goes_on_" * 4
+    s.frames += [frame(f"{i}/0", name=name, filename="/very/long/path/" * 6 + "model.py", compile_time_s=0.01 * i,
+                       start_s=10.0 + i, restart_reasons=["x " * 80]) for i in range(1, 6)]
+    s.capture.warnings.append("a long note " * 30)
+    return s
+
+
+def _over(text: str, width: int) -> list[str]:
+    return [line for line in text.splitlines() if len(line) > width and "/" not in line.split()[-1]]
+
+
+@pytest.mark.parametrize("make", [seed_session, inductor_session, _long_session])
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_every_line_fits(make, width: int) -> None:  # type: ignore[no-untyped-def]
+    text = summary_text(make(), 25, width)
+    assert _over(text, 100 if width == 80 else width) == [], text  # at COLUMNS=80: at most 100, paths aside
+
+
+def test_prose_wraps_at_the_width() -> None:
+    text = summary_text(_long_session(), 25, 80)
+    prose = [line for line in text.splitlines() if line.lstrip().startswith(("hottest:", "note:", "also:", "total:"))]
+    assert prose and all(len(line) <= 80 for line in prose)
+    assert any(line.startswith("      ") for line in text.splitlines())  # hanging indent of a wrapped line
+
+
+def test_small_rows_fold_into_one_line() -> None:
+    s = seed_session()
+    s.attribution = {"user_tracing": 0.9, "guard_building": 0.2, "fake_tensor": 0.004, "other": 0.003,
+                     "aot_autograd": 0.002}
+    text = summary_text(s, 25)
+    assert "3 more, under 1% each" in text and " 0%" not in text
+
+
+def test_singular_and_plural() -> None:
+    s = make_session([frame("0/0", restarts=1, graph_breaks=1, guard_count=1)])
+    s.frames[0].properties = [PropertyTrace("Linear.weight", "ParametrizedLinear", "weight", "p.py", 1, True, 1, 1,
+                                            0.1)]
+    text = summary_text(s, 25)
+    assert "1 compiled frame," in text and "1 restart," in text and "1 graph break," in text and "1 guard" in text
+    assert "parametrized property (1," in text and "1 parametrized properties" not in text
+    assert "1 parametrized property (" in text
+
+
+def test_columns_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dynaprof.cli.run import summary_width
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert summary_width() == 80
+    monkeypatch.setenv("COLUMNS", "400")
+    assert summary_width() == 120
+    monkeypatch.delenv("COLUMNS")
+    assert summary_width() in (100, *range(1, 121))  # not a TTY under pytest: 100
+
+
+def test_wrote_line_is_short(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dynaprof.cli.outputs import print_written
+
+    names = ["session.json", "report.html", "summary.md", "summary.txt", "trace.json", "flame-compiler.svg",
+             "flame-traced.svg", "callgraph.svg", "callgraph.dot", "speedscope.json.gz", "flames/a.svg"]
+    written = [tmp_path / n for n in names]
+    print_written(tmp_path, written, [])
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].endswith("session.json, report.html, summary.md and 8 more")
+    assert len(lines) == 2
