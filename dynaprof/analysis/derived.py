@@ -8,11 +8,35 @@ called without it (correct, just not shared).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 
 from dynaprof.analysis.attribution import stack_categories
 from dynaprof.analysis.user_view import UserView, user_view
-from dynaprof.model.session import Session
+from dynaprof.model.session import FunctionRef, Session
+
+
+@dataclass(frozen=True)
+class FunctionTime:
+    func: FunctionRef
+    self_s: float
+    inclusive_s: float
+
+
+def traced_function_times(session: Session) -> list[FunctionTime]:
+    """Self and inclusive sampled seconds per traced user function, heaviest self time first."""
+    if session.samples is None:
+        return []
+    self_s: dict[int, float] = {}
+    incl: dict[int, float] = {}
+    for st in session.samples.stacks:
+        if not st.traced:
+            continue
+        self_s[st.traced[-1]] = self_s.get(st.traced[-1], 0.0) + st.seconds
+        for i in set(st.traced):
+            incl[i] = incl.get(i, 0.0) + st.seconds
+    out = [FunctionTime(session.functions[i], self_s.get(i, 0.0), v) for i, v in incl.items()]
+    return sorted(out, key=lambda t: (-t.self_s, -t.inclusive_s, t.func.name, t.func.filename, t.func.lineno))
 
 
 class Derived:
@@ -28,6 +52,11 @@ class Derived:
     def user_view(self) -> UserView:
         """The whole-pipeline user-code view of every stack (``analysis.user_view``)."""
         return user_view(self.session)
+
+    @cached_property
+    def traced_times(self) -> list[FunctionTime]:
+        """Sampled seconds per traced user function (``traced_function_times``)."""
+        return traced_function_times(self.session)
 
     @cached_property
     def by_frame(self) -> dict[str, list[int]]:

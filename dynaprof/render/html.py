@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from dynaprof import fmt
 from dynaprof.analysis.cause_table import session_cause_table
+from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session, display_name
 from dynaprof.render import markdown as md
@@ -302,8 +303,8 @@ def _properties(s: Session) -> str:
                    "injects (outermost only).</p>" + table(cols, rows, total=len(props), noun="properties"))
 
 
-def _traced(s: Session) -> str:
-    times = md.traced_function_times(s)
+def _traced(s: Session, derived: Derived) -> str:
+    times = md.traced_function_times(s, derived)
     if not times:
         return ""
     rows = [[t.func.name + (" (property)" if t.func.kind == "property" else ""),
@@ -438,7 +439,7 @@ def _notes(ctx: RenderContext) -> str:
 def report_html(ctx: RenderContext) -> str:
     s = ctx.session
     sections = [_summary(s), _causes(s), _attribution(s), _flamegraphs(ctx), _callgraph(ctx), _frames_table(s),
-                _properties(s), _traced(s), frame_sections(s), _reasons(s), _environment(s)]
+                _properties(s), _traced(s, ctx.derived), frame_sections(s), _reasons(s), _environment(s)]
     sections.append(_notes(ctx))  # last: earlier sections may have added notes
     body = "\n".join(x for x in sections if x)
     nav = [(a, label) for a, label in (

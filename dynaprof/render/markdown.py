@@ -14,12 +14,14 @@ import shlex
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from dynaprof import fmt
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
+from dynaprof.analysis.derived import Derived, FunctionTime
 from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.model.cache import cache_line, cache_totals
-from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, FunctionRef, Session, display_id, display_name
+from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session, display_id, display_name
 from dynaprof.render.base import Files, RenderContext
 from dynaprof.render.files import SUMMARY_MD, report_links
 
@@ -71,43 +73,10 @@ def details(summary: str, body: str, open_: bool = False) -> str:
 # data shared with the HTML report
 
 
-@dataclass(frozen=True)
-class FunctionTime:
-    func: FunctionRef
-    self_s: float
-    inclusive_s: float
-
-
-_TIMES: list[tuple[object, int, object, list[FunctionTime]]] = []
-
-
-def traced_function_times(session: Session) -> list[FunctionTime]:
-    """Self and inclusive sampled seconds per traced user function, heaviest self time first.
-
-    The Markdown summary and the HTML report both list them: the last result is kept while the
-    same stack and function lists (held here, so their ids cannot be reused) stay the same."""
-    if session.samples is None:
-        return []
-    stacks = session.samples.stacks
-    if _TIMES and _TIMES[0][0] is stacks and _TIMES[0][1] == len(stacks) and _TIMES[0][2] is session.functions:
-        return list(_TIMES[0][3])
-    out = _traced_function_times(session)
-    _TIMES[:] = [(stacks, len(stacks), session.functions, out)]
-    return list(out)
-
-
-def _traced_function_times(session: Session) -> list[FunctionTime]:
-    assert session.samples is not None
-    self_s: dict[int, float] = {}
-    incl: dict[int, float] = {}
-    for st in session.samples.stacks:
-        if not st.traced:
-            continue
-        self_s[st.traced[-1]] = self_s.get(st.traced[-1], 0.0) + st.seconds
-        for i in set(st.traced):
-            incl[i] = incl.get(i, 0.0) + st.seconds
-    out = [FunctionTime(session.functions[i], self_s.get(i, 0.0), v) for i, v in incl.items()]
-    return sorted(out, key=lambda t: (-t.self_s, -t.inclusive_s, t.func.name, t.func.filename, t.func.lineno))
+def traced_function_times(session: Session, derived: Derived | None = None) -> list[FunctionTime]:
+    """Self and inclusive sampled seconds per traced user function, heaviest self time first (the
+    Markdown summary and the HTML report both list them: ``Derived.traced_times``)."""
+    return list((derived or Derived(session)).traced_times)
 
 
 @dataclass(frozen=True)
@@ -322,8 +291,8 @@ def _properties(s: Session, rows: int) -> str:
     return details(f"Parametrized {'property' if len(props) == 1 else 'properties'} ({len(props):,})", table, True)
 
 
-def _traced(s: Session, rows: int) -> str:
-    times = traced_function_times(s)
+def _traced(s: Session, rows: int, derived: Derived | None = None) -> str:
+    times = traced_function_times(s, derived)
     if not times:
         return ""
     body = [[md_escape(t.func.name + (" (property)" if t.func.kind == "property" else "")),
@@ -388,13 +357,19 @@ _SECTIONS: tuple[Callable[[Session, int], str], ...] = (
 
 
 def summary_markdown(
-    session: Session, max_rows: int = 25, max_chars: int = MAX_CHARS, made: Collection[str] | None = None
+    session: Session,
+    max_rows: int = 25,
+    max_chars: int = MAX_CHARS,
+    made: Collection[str] | None = None,
+    derived: Derived | None = None,
 ) -> str:
     """The summary text, guaranteed shorter than ``max_chars``; it links the files in ``made``
     (``files.report_links``)."""
     rows = max(1, max_rows)
+    d = derived or Derived(session)
+    sections = [partial(_traced, derived=d) if section is _traced else section for section in _SECTIONS]
     while True:
-        parts = [p for p in (_header(session, rows, made), *(section(session, rows) for section in _SECTIONS)) if p]
+        parts = [p for p in (_header(session, rows, made), *(section(session, rows) for section in sections)) if p]
         text = "\n\n".join(parts) + "\n"
         if len(text) < max_chars or rows <= 3:
             break
@@ -409,4 +384,4 @@ def summary_markdown(
 
 
 def render_markdown(ctx: RenderContext) -> Files:
-    return {SUMMARY_MD: summary_markdown(ctx.session, ctx.options.max_rows, made=ctx.made)}
+    return {SUMMARY_MD: summary_markdown(ctx.session, ctx.options.max_rows, made=ctx.made, derived=ctx.derived)}
