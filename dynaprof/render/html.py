@@ -394,9 +394,10 @@ def _frame(s: Session, f: CompiledFrame) -> str:
             [[CATEGORY_LABELS.get(k, k), secs(v)] for k, v in cats])
     if f.restarts:
         sub("Attempts", [Col("attempt"), Col("start (s)", True), Col("duration", True), Col("outcome")],
-            [[str(a.index), secs(a.start_s), secs(a.duration_s), "final" if a.index >= f.restarts else "discarded"]
+            [[str(a.index), secs(a.start_s), secs(a.duration_s), ("final" if a.index >= f.restarts else "discarded")
+              + (" (sampled seconds: torch did not time attempts)" if a.source == "sampled" else "")]
              for a in sorted(f.attempts, key=lambda a: a.index)])
-        parts.extend(f'<pre class="dp-pre">{esc(r)}</pre>' for r in f.restart_reasons[:20])
+        parts.extend(f'<pre class="dp-pre">{esc(md.restart_detail_text(r))}</pre>' for r in f.restart_details[:20])
     if f.graph_break_reasons:
         sub("Graph breaks", [Col("reason", code=True), Col("location", code=True, nowrap=True)],
             [[fmt.one_line(b.reason, 400), fmt.location(b.filename, b.lineno) if b.filename else ""]

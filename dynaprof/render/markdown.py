@@ -21,7 +21,7 @@ from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_caus
 from dynaprof.analysis.derived import Derived, FunctionTime
 from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.model.cache import cache_line, cache_totals
-from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session, display_id, display_name
+from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, RestartReason, Session, display_id, display_name
 from dynaprof.render.base import Files, RenderContext
 from dynaprof.render.files import SUMMARY_MD, report_links
 
@@ -123,11 +123,20 @@ def restart_reasons(session: Session) -> list[tuple[str, int | None, list[str]]]
     ids: dict[str, list[str]] = {}
     for f in session.frames:
         for r in f.restart_details:
-            text = r.text + (f" (at {fmt.location(r.filename, r.lineno)})" if r.filename else "")
+            text = restart_detail_text(r, counts=False)
             seen.setdefault(text, []).append(r.count)
             ids.setdefault(text, []).append(display_id(f))
     out = [(r, None if None in n else sum(c or 0 for c in n), ids[r]) for r, n in seen.items()]
     return sorted(out, key=lambda t: (t[1] is None, -(t[1] or 0), t[0]))
+
+
+def restart_detail_text(r: RestartReason, counts: bool = True) -> str:
+    """``reason in words (at file.py:12), 3 restarts`` (the count: ``?`` where torch cannot say)."""
+    text = r.text + (f" (at {fmt.location(r.filename, r.lineno)})" if r.filename else "")
+    if counts:
+        n = r.count
+        text += f", {fmt.count(n)} restart{'' if n == 1 else 's'}"
+    return text
 
 
 #: said under restart-reason tables where a count is unknown
