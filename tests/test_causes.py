@@ -226,3 +226,17 @@ def test_parametrize_code_running_for_real_during_a_compile_is_a_parametrization
     ax = _axes_session(t, [st]).axes
     assert ax is not None and ax.causes == {CAUSE_PARAMETRIZATION: 1.0}
     assert ax.parametrizations == {"parametrized modules (default_deepcopy while compiling)": 1.0}
+
+
+def test_nodes_without_provenance_are_unknown_with_their_seconds_and_said() -> None:
+    from dynaprof.analysis.findings import findings
+
+    t = FunctionTable()
+    unknown = t(CAUSE_UNKNOWN, "", 0, "cause:unknown")
+    param = t("Linear.weight via P", "/u.py", 3, "cause:parametrization")
+    stacks = [_st(t, [("run_node", IND + "graph.py")], ["GraphLowering.run"], unknown, secs=2.0),
+              _st(t, [("run_node", IND + "graph.py")], ["GraphLowering.run"], param, secs=8.0)]
+    s = _axes_session(t, stacks)
+    assert s.axes is not None and s.axes.causes[CAUSE_UNKNOWN] == 2.0
+    said = [f.text for f in findings(s) if f.key == "no_provenance"]
+    assert said and said[0].startswith("2.00 s (20% of compile) went to FX nodes without provenance")

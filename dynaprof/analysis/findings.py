@@ -142,6 +142,20 @@ def _cause(session: Session, total: float, key: str, secs: float) -> Finding:
     return Finding(f"cause:{key}", secs, text, remedy)
 
 
+def _no_provenance(session: Session, total: float) -> Finding | None:
+    """Backend work on FX nodes that carry no user stack (torch.export graphs, nodes torch makes
+    for the whole graph, a torch that renames its internals): said, with its seconds."""
+    unknown = session.axes.causes.get(CAUSE_UNKNOWN, 0.0) if session.axes else 0.0
+    if unknown < 0.05 * total or unknown <= 0:
+        return None
+    return Finding(
+        "no_provenance",
+        unknown * 0.5,
+        f"{fmt.seconds(unknown)} ({fmt.pct(unknown, total)} of compile) went to FX nodes without provenance "
+        "(no stack_trace or nn_module_stack on the node): their cause is unknown",
+    )
+
+
 def _restarts(session: Session, total: float) -> Finding | None:
     frames = [f for f in session.frames if f.restarts > 0]
     if not frames:
@@ -325,7 +339,7 @@ def findings(session: Session) -> list[Finding]:
     found = [
         fn(session, total)
         for fn in (_failures, _parametrization, _restarts, _recompiles, _graph_breaks, _top_category, _slowest_frame,
-                   _backward)
+                   _backward, _no_provenance)
     ]
     found += _causes(session, total)
     keys = {f.key for f in found if f is not None}
