@@ -112,9 +112,32 @@ def test_parametrization_path_from_pstats() -> None:
 
 
 def test_samples_graph_of_seed_session_highlights_parametrization() -> None:
+    # folded (the default, as the compiler flamegraph): one node per traced user function, the
+    # parametrized properties marked where Dynamo resolved them
     s = seed_session()
     cg = cgm.build_callgraph(s, None)
     assert cg is not None and cg.source == "samples"
+    g = cg.graph
+    by_name = {g.nodes[n]["name"]: n for n in g}
+    assert "InstructionTranslatorBase.run" not in by_name  # the interpreter's cycle is folded away
+    weight = by_name["Linear.weight (property)"]
+    assert g.nodes[weight]["parametrization"] and g.nodes[weight]["category"] == "parametrization"
+    path = [by_name[x] for x in ("_compile", "compile_frame", "Module.forward", "Sequential.forward",
+                                 "Linear.forward", "Linear.weight (property)")]
+    assert all(g.nodes[n]["param_path"] for n in path)
+    assert all(g.edges[a, b]["param_path"] for a, b in itertools.pairwise(path))
+    assert not g.nodes[by_name["CheckFunctionManager.__init__"]]["param_path"]
+    assert g.nodes[weight]["inclusive_s"] == pytest.approx(0.45)
+    assert g.nodes[by_name["Module.forward"]]["category"] == "user_tracing"
+    assert weight.endswith(" [inlined property]")  # not the compiler's own frame of that name
+    check_golden("callgraph_samples.dot", rcg.callgraph_dot(cg))
+
+
+def test_unfolded_samples_graph_highlights_parametrization() -> None:
+    s = seed_session()
+    g = cgm.graph_from_samples(s, fold=False)
+    cg = cgm.CallGraph(cgm.prune(g, 1.2, 0.005, 0.001), "samples", 1.2, g.number_of_nodes(), g.number_of_edges(),
+                       0.005, 0.001, False)
     g = cg.graph
     by_name = {g.nodes[n]["name"]: n for n in g}
     rdd = by_name["UserDefinedObjectVariable.resolve_data_descriptor"]
@@ -129,8 +152,7 @@ def test_samples_graph_of_seed_session_highlights_parametrization() -> None:
     text = rcg.callgraph_dot(cg)
     assert dot_counts(text) == (g.number_of_nodes(), g.number_of_edges())
     rdd_line = next(ln for ln in text.splitlines() if "resolve_data_descriptor" in ln and "label=" in ln)
-    assert 'color="#ff00ff"' in rdd_line and "penwidth=5.000" in rdd_line
-    check_golden("callgraph_samples.dot", text)
+    assert f'color="{rcg.PARAM_COLOR}"' in rdd_line and "penwidth=5.000" in rdd_line
 
 
 def test_collapse_by_module() -> None:
@@ -142,7 +164,7 @@ def test_collapse_by_module() -> None:
     assert g.edges["torch._dynamo.symbolic_convert", "torch._dynamo.variables.builder"]["calls"] == 100
     assert not any(u == v for u, v in g.edges)
     assert func_label(TINY) in g  # not torch: stays a function
-    samples = cgm.graph_from_samples(seed_session(), collapse=True)
+    samples = cgm.graph_from_samples(seed_session(), collapse=True, fold=False)
     assert samples.nodes["torch._dynamo.convert_frame"]["inclusive_s"] == pytest.approx(1.2)
     assert samples.nodes["torch._dynamo.variables.user_defined"]["parametrization"]
     assert cgm.torch_module(BU) == "torch._dynamo.variables.builder"
@@ -251,10 +273,26 @@ def test_function_category_uses_attribution_rules() -> None:
 
 
 def test_heat_colors() -> None:
-    assert rcg.heat_color(1.0) == "#ff0000"
-    assert rcg.heat_color(0.0) == "#0d0d73"
+    # greys: no category or phase of any picture is grey, so a colour means one thing everywhere
+    assert rcg.heat_color(1.0) == "#202020"
+    assert rcg.heat_color(0.0) == "#f7f7f7"
     assert rcg.heat_color(-1) == rcg.heat_color(0.0) and rcg.heat_color(2) == rcg.heat_color(1.0)
+    for w in (0.0, 0.3, 0.6, 1.0):
+        r, g, b = (int(rcg.heat_color(w)[i : i + 2], 16) for i in (1, 3, 5))
+        assert r == g == b
     assert rcg.text_color("#ffff00") == "#000000" and rcg.text_color("#0d0d73") == "#ffffff"
+
+
+def test_outlines_are_the_flamegraph_category_colours() -> None:
+    from dynaprof.render.colours import CATEGORY_HSL, category_hex
+
+    for cat in CATEGORY_HSL:
+        assert rcg.CATEGORY_OUTLINE[cat] == category_hex(cat)
+    cg = cgm.build_callgraph(seed_session(), None)
+    assert cg is not None
+    text = rcg.callgraph_dot(cg)
+    guard = next(ln for ln in text.splitlines() if "CheckFunctionManager" in ln and "label=" in ln)
+    assert f'color="{category_hex("guard_building")}"' in guard
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot not installed")

@@ -124,7 +124,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> CliResult:
     folder = _hostile_dir(tmp)
     script = folder / 'evil "s" & x.py'
     script.write_text(SCRIPT)
-    result = profile(tmp, [str(script.relative_to(tmp))], "--cprofile", timeout=180)
+    result = profile(tmp, [str(script.relative_to(tmp))], "--cprofile", "--graph-nodes", "400", timeout=180)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "done\n"
     return result

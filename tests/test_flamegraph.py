@@ -116,7 +116,7 @@ def test_pruning_counts_frames_and_time() -> None:
     assert [r.node.name for r in lay.rects] == ["r", "big"]
     assert lay.pruned_frames == 2 and math.isclose(lay.pruned_weight, 0.001)
     svg = tree_flamegraph_svg(root, title="t", subtitle="s", options=RenderOptions(min_width=0.01))
-    assert "2 frames &lt; 1% pruned (1.0 ms)" in svg
+    assert "2 frames &lt; 1% pruned (1.0 ms, 0.1% of the total)" in svg
     assert len(frames_of(svg)) == 2
 
 
@@ -128,7 +128,7 @@ def test_svg_parses_with_one_titled_frame_per_drawn_rect_and_script() -> None:
     s = seed_session()
     for view in ("compiler", "traced"):
         svg = flamegraph_svg(s, view)  # type: ignore[arg-type]
-        tree = build_tree(s, view)  # type: ignore[arg-type]
+        tree = build_tree(s, view, fold=view == "compiler")  # type: ignore[arg-type]
         gs = frames_of(svg)
         assert len(gs) == tree.node_count()
         for g in gs:
@@ -162,16 +162,30 @@ def test_output_is_deterministic() -> None:
     assert category_colour("user_tracing", "f") == category_colour("user_tracing", "f")
 
 
+def saturation(colour: str) -> float:
+    r, g, b = (int(colour[i : i + 2], 16) / 255.0 for i in (1, 3, 5))
+    return colorsys.rgb_to_hls(r, g, b)[2]
+
+
 def test_parametrization_frames_stand_out() -> None:
-    # in the compiler view (categories); the user-code view is coloured by phase
+    # in the compiler view, by each frame's own (self) category; the user-code view is by phase
     svg = flamegraph_svg(seed_session(), "compiler")
     param: list[str] = []
     other: list[str] = []
+    pale: list[str] = []
     for g in frames_of(svg):
-        (param if "parametrization" in title_of(g).split("\n")[-1] else other).append(rect_of(g).get("fill", ""))
-    assert param and other
+        fill = rect_of(g).get("fill", "")
+        own = [line for line in title_of(g).split("\n") if line.startswith("self ")]
+        if saturation(fill) < 0.4:  # a frame passing its time on: a pale tint
+            pale.append(fill)
+            continue
+        assert own, title_of(g)  # a strong colour is always the frame's own time
+        (param if own[0].endswith("parametrization property tracing") else other).append(fill)
+    assert param and other and pale
     assert all(270 <= hue(c) <= 320 for c in param)  # magenta/purple
-    assert all(hue(c) <= 60 for c in other)  # warm: reds, oranges, yellows, tan
+    assert all(hue(c) <= 60 for c in other)  # Dynamo's other work: warm (the seed has no AOT/Inductor)
+    root = next(g for g in frames_of(svg) if title_of(g).startswith("all compiles"))
+    assert saturation(rect_of(root).get("fill", "")) < 0.4  # the root spends nothing itself
 
 
 def test_hostile_names_are_escaped() -> None:
@@ -318,7 +332,8 @@ def test_diff_normalize_compares_shares() -> None:
     norm = panel_frames(
         diff_flamegraph_svg(base, new, title="t", subtitle="s", options=RenderOptions(), normalize=True)
     )
-    assert all(redness(f["fill"]) > 0 for f in raw)
+    leaves = [f for f in raw if not f["title"].startswith("all")]
+    assert leaves and all(redness(f["fill"]) > 0 for f in leaves)  # their own time grew
     assert all(redness(f["fill"]) == 0 for f in norm)
     assert "delta +0.00 points" in norm[1]["title"]
 

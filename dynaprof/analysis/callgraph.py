@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -31,6 +31,7 @@ import networkx as nx
 from dynaprof import fmt
 from dynaprof.analysis.attribution import PARAMETRIZE_FILE, classify, is_parametrization
 from dynaprof.analysis.derived import Derived
+from dynaprof.analysis.fold import FOLD_KIND, FOLD_KINDS, FOLD_PROPERTY_KIND
 from dynaprof.analysis.pstats_tools import FuncKey, PStatsTable, total_time
 from dynaprof.model.session import CATEGORIES, FunctionRef, Session, Stack
 
@@ -104,6 +105,9 @@ def _is_signature(filename: str, name: str) -> bool:
     short = name.rsplit(".", 1)[-1]
     return any(path.endswith(f) and short == n for f, n in PROPERTY_SIGNATURE)
 
+
+#: folded frames are classified as the traced code they stand for
+_TRACED_KIND = {FOLD_KIND: "traced", FOLD_PROPERTY_KIND: "property"}
 
 Grouper = Callable[[str, str, int], tuple[str, str, str, int | None]]
 
@@ -246,9 +250,16 @@ def _mark_paths_from_root(g: nx.DiGraph, targets: Iterable[str]) -> None:
 
 
 def graph_from_samples(
-    session: Session, frame: str | None = None, collapse: bool = False, derived: Derived | None = None
+    session: Session,
+    frame: str | None = None,
+    collapse: bool = False,
+    derived: Derived | None = None,
+    fold: bool = True,
 ) -> nx.DiGraph:
     """The unpruned call graph of the sampled compiler stacks (of one frame key, or all).
+    ``fold`` (default): Dynamo's interpreter folded into the user functions it traces, as in the
+    compiler flamegraph (``analysis.fold``): one node per traced user function instead of the
+    ``run -> step -> CALL -> ... -> inline_call_`` cycle every call goes round.
 
     Sums go into plain lists indexed by small integer node ids first and the networkx graph is
     built once at the end: a big session has hundreds of thousands of distinct stacks."""
@@ -260,6 +271,11 @@ def graph_from_samples(
     d = derived or Derived(session)
     cats = d.categories
     fns = session.functions
+    paths: list[tuple[int, ...]] | None = None
+    if fold:
+        folded = d.folded
+        paths = folded.paths
+        fns = [FunctionRef(*k) for k in folded.keys]
     indices: Iterable[int] = range(len(stacks)) if frame is None else d.by_frame.get(frame, [])
     # node ids, in the order the old per-frame walk first met them (networkx keeps insertion order)
     names: list[str] = []
@@ -269,12 +285,15 @@ def graph_from_samples(
     def node_of(i: int) -> int:
         f = fns[i]
         node, disp, loc, line = group(f.filename, f.name, f.lineno)
+        if f.kind in FOLD_KINDS:  # a traced user function, not the compiler's frame of that name
+            node, disp = f"{node} [{f.kind}]", f"{disp} (property)" if f.kind == FOLD_PROPERTY_KIND else disp
         n = nid_of_name.get(node)
         if n is None:
             n = nid_of_name[node] = len(names)
             names.append(node)
-        _add_node(g, node, disp, loc, line, function_category(f))
-        if _is_signature(f.filename, f.name):
+        category = function_category(FunctionRef(f.name, f.filename, f.lineno, _TRACED_KIND.get(f.kind, f.kind)))
+        _add_node(g, node, disp, loc, line, category)
+        if _is_signature(f.filename, f.name) or (f.kind == FOLD_PROPERTY_KIND and category == "parametrization"):
             sig_fns.add(i)
         return n
 
@@ -290,7 +309,7 @@ def graph_from_samples(
     get_edge = edges.get
     for k in indices:
         st = stacks[k]
-        comp = st.compiler
+        comp = st.compiler if paths is None else paths[k]
         if not comp:
             continue
         if not met.issuperset(comp):  # functions seen for the first time, in walk order
@@ -343,7 +362,7 @@ def graph_from_samples(
     return g
 
 
-def _collapsed_index(comp: list[int], j: int, fn_nid: list[int]) -> int:
+def _collapsed_index(comp: Sequence[int], j: int, fn_nid: list[int]) -> int:
     """Where frame ``j`` of a compiler stack lands once adjacent frames of one node are merged."""
     out = -1
     prev = -1

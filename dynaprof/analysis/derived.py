@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from dynaprof.analysis.attribution import stack_categories
+from dynaprof.analysis.fold import FoldedStacks, folded_stacks
 from dynaprof.analysis.user_view import UserView, user_view
 from dynaprof.model.session import FunctionRef, Session
 
@@ -52,6 +53,11 @@ class Derived:
     def user_view(self) -> UserView:
         """The whole-pipeline user-code view of every stack (``analysis.user_view``)."""
         return user_view(self.session)
+
+    @cached_property
+    def folded(self) -> FoldedStacks:
+        """Every compiler stack with Dynamo's interpreter folded (``analysis.fold``), for drawing."""
+        return folded_stacks(self.session)
 
     @cached_property
     def traced_times(self) -> list[FunctionTime]:

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.stacks import (
+    NO_COMPILER_STACK,
+    SYNTHETIC,
     NodeKey,
     StackNode,
     View,
@@ -30,11 +32,16 @@ def build_pruned_tree(
     *,
     categories: Sequence[str] | None = None,
     derived: Derived | None = None,
+    fold: bool = False,
+    gather: bool = False,
 ) -> tuple[StackNode, int, float]:
     """The sampled tree of ``view`` keeping only nodes of at least ``min_width`` of the total,
     with (number of pruned subtrees, their seconds). For drawing big sessions: the stacks are
     sorted once and each node's weight comes from prefix sums, so the cost follows the drawn
-    nodes (times log n), not the total length of all stacks."""
+    nodes (times log n), not the total length of all stacks. ``fold``: the compiler view with
+    Dynamo's interpreter folded (``analysis.fold``); node ``self_categories`` are filled too.
+    ``gather``: a node's children too narrow to draw become one frame, ``… N narrower frames``,
+    when together they are wide enough (they are then drawn, not counted as pruned)."""
     if view == "inline":
         raise ValueError("the inline view has no per-sample stacks; use build_tree")
     root = root_label(session, frame)
@@ -56,6 +63,13 @@ def build_pruned_tree(
         uv = d.user_view
         keys = uv.keys
         rows = [(uv.paths[i], stacks[i].seconds, stacks[i].samples, uv.phases[i]) for i in indices]
+        indices = range(0)
+    elif view == "compiler" and fold:
+        fs = d.folded
+        keys = fs.keys
+        fcats = categories if categories is not None else d.categories
+        rows = [(fs.paths[i] or (synth(NO_COMPILER_STACK),), stacks[i].seconds, stacks[i].samples, fcats[i])
+                for i in indices]
         indices = range(0)
     cats: Sequence[str] = categories if categories is not None else d.categories if indices else []
     for i in indices:
@@ -93,7 +107,10 @@ def build_pruned_tree(
         while j < hi and len(rows[j][0]) == depth:  # stacks ending exactly here (sorted first)
             node.self_seconds += rows[j][1]
             node.self_samples += rows[j][2]
+            sc = node.self_categories
+            sc[rows[j][3]] = sc.get(rows[j][3], 0.0) + rows[j][1]
             j += 1
+        small: list[tuple[int, int]] = []  # row ranges of the children too narrow to draw
         while j < hi:
             head = rows[j][0][depth]
             end = bisect_right(rows, (*rows[j][0][:depth], head), lo=j, hi=hi, key=lambda r: r[0][: depth + 1])
@@ -103,7 +120,31 @@ def build_pruned_tree(
                 fill(child, j, end)
                 todo.append((child, j, end, depth + 1))
             elif weight > 0:
-                pruned += 1
-                pruned_s += weight
+                small.append((j, end))
             j = end
+        small_s = sum(cum_s[b] - cum_s[a] for a, b in small)
+        if gather and small and small_s >= GATHER_FLOOR * threshold:  # one frame for them all, drawn
+            other = node.child(gathered_key(len(small)))
+            other.seconds = other.self_seconds = small_s
+            other.samples = other.self_samples = sum(cum_n[b] - cum_n[a] for a, b in small)
+            for cat_name, acc_c in cum_c.items():
+                part = sum(acc_c[b] - acc_c[a] for a, b in small)
+                if part > 0:
+                    other.categories[cat_name] = other.self_categories[cat_name] = part
+        else:
+            pruned += len(small)
+            pruned_s += small_s
     return root, pruned, pruned_s
+
+
+#: gathered frames are drawn from half the narrowest frame's width: the seed case's one-sample
+#: leaves are about as wide as ``--min-width``, so a full width would leave 9% of it in gaps
+GATHER_FLOOR = 0.5
+#: the name of the frame standing for a node's children too narrow to draw, gathered (``…`` sorts
+#: after every name, so it sits at the right of its siblings)
+GATHERED_PREFIX = "\u2026 "
+GATHERED = GATHERED_PREFIX + "{n} narrower frames"
+
+
+def gathered_key(n: int) -> NodeKey:
+    return (GATHERED.format(n=n), "", 0, SYNTHETIC)

@@ -32,7 +32,9 @@ from typing import Literal
 from dynaprof import fmt
 from dynaprof.analysis.attribution import classify
 from dynaprof.analysis.derived import Derived
-from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, FunctionRef, Session, Stack
+from dynaprof.analysis.fold import FOLD_PROPERTY_KIND
+from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, FunctionRef, Session, Stack, display_id
+from dynaprof.model.session import display_name as frame_display_name
 
 View = Literal["compiler", "traced", "inline"]
 VIEWS: tuple[View, ...] = ("compiler", "traced", "inline")
@@ -57,12 +59,16 @@ class StackNode:
     name: str
     filename: str = ""
     lineno: int = 0
-    kind: str = "root"  # root | python | native | traced | property | synthetic | folded
+    #: root | python | native | traced | property | synthetic | folded (read back from folded
+    #: text) | inlined / inlined property (Dynamo's interpreter folded, ``analysis.fold``)
+    kind: str = "root"
     seconds: float = 0.0
     samples: int = 0
     self_seconds: float = 0.0
     self_samples: int = 0
     categories: dict[str, float] = field(default_factory=dict)
+    #: the self seconds per category (what ended exactly here), which the compiler view colours by
+    self_categories: dict[str, float] = field(default_factory=dict)
     children: dict[NodeKey, StackNode] = field(default_factory=dict)
     _order: list[StackNode] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -103,6 +109,8 @@ class StackNode:
             node = nxt
         node.self_seconds += seconds
         node.self_samples += samples
+        if category is not None:
+            node.self_categories[category] = node.self_categories.get(category, 0.0) + seconds
 
     def _add(self, seconds: float, samples: int, category: str | None) -> None:
         self.seconds += seconds
@@ -135,13 +143,15 @@ class StackNode:
                 return None
         return node
 
-    def dominant_category(self, order: Sequence[str] = CATEGORIES) -> str | None:
+    def dominant_category(self, order: Sequence[str] = CATEGORIES, own: bool = False) -> str | None:
         """The category holding most of this node's time (ties: earlier in ``order``; the
-        user-code view passes ``PHASES``, its nodes hold seconds per phase)."""
+        user-code view passes ``PHASES``, its nodes hold seconds per phase); ``own``: of its self
+        time only (None when it has none)."""
+        cats = self.self_categories if own else self.categories
         best: str | None = None
         for cat in order:
-            v = self.categories.get(cat, 0.0)
-            if v > 0 and (best is None or v > self.categories[best]):
+            v = cats.get(cat, 0.0)
+            if v > 0 and (best is None or v > cats[best]):
                 best = cat
         return best
 
@@ -186,7 +196,8 @@ def root_label(session: Session, frame: str | None) -> StackNode:
     f = session.frame(frame)
     if f is None:
         return StackNode(f"compile {frame}")
-    return StackNode(f"{f.trace_id} {f.name}", f.filename, f.lineno, "root")
+    name, filename, lineno = frame_display_name(f)  # the model's class, not torch's wrapper
+    return StackNode(f"{display_id(f)} {name}", filename, lineno, "root")
 
 
 def build_tree(
@@ -196,18 +207,21 @@ def build_tree(
     *,
     categories: Sequence[str] | None = None,
     derived: Derived | None = None,
+    fold: bool = False,
 ) -> StackNode:
-    """The stack tree of one view, for the whole run or one ``CompiledFrame.key``.
+    """The stack tree of one view, for the whole run or one ``CompiledFrame.key``; ``fold``: the
+    compiler view with Dynamo's interpreter folded (``analysis.fold``), as the pictures draw it.
     ``categories`` / ``derived``: what the caller already worked out for this session (building
     several trees of a big session then classifies its stacks only once)."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; expected one of {', '.join(VIEWS)}")
     with paused_gc():
-        return _build_tree(session, view, frame, categories, derived or Derived(session))
+        return _build_tree(session, view, frame, categories, derived or Derived(session), fold)
 
 
 def _build_tree(
-    session: Session, view: View, frame: str | None, categories: Sequence[str] | None, derived: Derived
+    session: Session, view: View, frame: str | None, categories: Sequence[str] | None, derived: Derived,
+    fold: bool = False,
 ) -> StackNode:
     root = root_label(session, frame)
     funcs = session.functions
@@ -232,6 +246,13 @@ def _build_tree(
             root.add_path([uv.keys[j] for j in uv.paths[i]], st.seconds, st.samples, uv.phases[i])
         return root
     cats = derived.categories if categories is None else categories
+    if view == "compiler" and fold:
+        fs = derived.folded
+        for i in indices:
+            st, cat = stacks[i], cats[i]
+            path = [fs.keys[j] for j in fs.paths[i]] or [_synthetic(NO_COMPILER_STACK)]
+            root.add_path(path, st.seconds, st.samples, cat)
+        return root
     for i in indices:
         st, cat = stacks[i], cats[i]
         ids = st.compiler if view == "compiler" else st.traced
@@ -285,7 +306,7 @@ def short_filename(path: str) -> str:
 def display_name(node: StackNode | FunctionRef) -> str:
     """The function as shown in graphs: ``Linear.weight (property)``, newlines as spaces."""
     name = clean_text(node.name)
-    if node.kind == "property":
+    if node.kind in ("property", FOLD_PROPERTY_KIND):
         return f"{name} (property)"
     if node.kind == "native":
         return f"{name} [native]"

@@ -66,6 +66,14 @@ def add_render_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
         help=f"call graph: hide edges below this share of total time (default {_DEFAULTS.edge_threshold:g})",
     ))
     added.append(g.add_argument("--collapse-torch", action="store_true", help="call graph: one node per torch module"))
+    added.append(g.add_argument(
+        "--graph-nodes",
+        type=int,
+        default=_DEFAULTS.max_graph_nodes,
+        metavar="N",
+        help=f"call graph: at most N nodes, the heaviest (default {_DEFAULTS.max_graph_nodes}; Graphviz is slow "
+        "above a few hundred)",
+    ))
     added.append(
         g.add_argument("--max-rows", type=int, default=_DEFAULTS.max_rows, metavar="N",
                        help="rows shown in tables before eliding")
@@ -88,12 +96,16 @@ def render_options(args: argparse.Namespace) -> RenderOptions:
             raise DynaprofError(f"--{name.replace('_', '-')} must be a fraction in [0, 1), got {v}")
     if args.max_rows < 1:
         raise DynaprofError(f"--max-rows must be at least 1, got {args.max_rows}")
+    graph_nodes = getattr(args, "graph_nodes", _DEFAULTS.max_graph_nodes)
+    if graph_nodes < 1:
+        raise DynaprofError(f"--graph-nodes must be at least 1, got {graph_nodes}")
     return RenderOptions(
         min_width=args.min_width,
         icicle=args.icicle,
         node_threshold=args.node_threshold,
         edge_threshold=args.edge_threshold,
         collapse_torch=args.collapse_torch,
+        max_graph_nodes=graph_nodes,
         max_rows=args.max_rows,
         exports=getattr(args, "exports", "auto"),
     )

@@ -62,8 +62,9 @@ class RenderOptions:
     node_threshold: float = 0.005
     edge_threshold: float = 0.001
     collapse_torch: bool = False
-    #: at most this many call graph nodes (the heaviest), whatever the thresholds leave
-    max_graph_nodes: int = 200
+    #: at most this many call graph nodes (the heaviest), whatever the thresholds leave: a graph
+    #: that reads on one screen (``--graph-nodes`` for more)
+    max_graph_nodes: int = 40
     #: how many rows tables show before eliding the rest with a count
     max_rows: int = 25
     #: per compile id graphs (flamegraphs, speedscope profiles) for at most this many frames,

@@ -1,8 +1,9 @@
 """Call graph renderer: our own deterministic DOT, turned into SVG by Graphviz's ``dot``.
 
-Nodes are filled by heat (gprof2dot's temperature colormap, dark blue to red, on inclusive time)
-and outlined by attribution category; the nodes where parametrization property tracing happens
-get a thick magenta outline and the path leading to them magenta edges. Every label is quoted
+Nodes are filled by heat (inclusive time, near-white to near-black: no category uses grey) and
+outlined by attribution category in the flamegraph's colour for it; the nodes where
+parametrization property tracing happens get a thick magenta outline and the path leading to them
+magenta edges. Every label is quoted
 and escaped (user names may hold quotes, backslashes, newlines, ``<>&{}|``); node ids are ``n0``,
 ``n1``, ... in sorted order, so the same profile always gives the same bytes.
 """
@@ -21,7 +22,7 @@ from dynaprof import fmt
 from dynaprof.analysis.callgraph import CallGraph, build_callgraph
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS
 from dynaprof.render.base import Files, RenderContext
-from dynaprof.render.colours import CATEGORY_OUTLINE
+from dynaprof.render.colours import CATEGORY_OUTLINE, heat_colour
 from dynaprof.render.files import CALLGRAPH_DOT, CALLGRAPH_SVG
 from dynaprof.render.snakeviz import render_snakeviz_profile as render_snakeviz_profile  # its old home
 
@@ -32,33 +33,14 @@ INSTALL_HINT = "install Graphviz (`apt-get install graphviz`, or `brew install g
 _FONT = "Helvetica"
 
 
-# --- colours (gprof2dot's TEMPERATURE_COLORMAP: HSL from dark blue to saturated red) -------------
-
-
-def _hue_to_rgb(m1: float, m2: float, h: float) -> float:
-    if h < 0.0:
-        h += 1.0
-    elif h > 1.0:
-        h -= 1.0
-    if h * 6 < 1.0:
-        return m1 + (m2 - m1) * h * 6.0
-    if h * 2 < 1.0:
-        return m2
-    if h * 3 < 2.0:
-        return m1 + (m2 - m1) * (2.0 / 3.0 - h) * 6.0
-    return m1
+# --- colours ---------------------------------------------------------------------------------------
+# Fill: heat on inclusive time, in greys (``colours.heat_colour``), a scale no attribution category
+# or phase uses; outline: the category, in the flamegraph's colour for it (``colours.CATEGORY_OUTLINE``).
 
 
 def heat_color(weight: float) -> str:
-    """``#rrggbb`` for a weight in [0, 1]: 0 dark blue, 1 red."""
-    w = min(max(weight, 0.0), 1.0)
-    h = (2.0 / 3.0) + w * (0.0 - 2.0 / 3.0)
-    s = 0.80 + w * (1.0 - 0.80)
-    lum = 0.25 + w * (0.5 - 0.25)
-    m2 = lum * (s + 1.0) if lum <= 0.5 else lum + s - lum * s
-    m1 = lum * 2.0 - m2
-    rgb = (_hue_to_rgb(m1, m2, h + 1.0 / 3.0), _hue_to_rgb(m1, m2, h), _hue_to_rgb(m1, m2, h - 1.0 / 3.0))
-    return "#" + "".join(f"{round(min(max(c, 0.0), 1.0) * 255):02x}" for c in rgb)
+    """``#rrggbb`` for a weight in [0, 1]: 0 near-white, 1 near-black."""
+    return heat_colour(weight)
 
 
 def text_color(fill: str) -> str:
@@ -186,7 +168,7 @@ def callgraph_dot(cg: CallGraph, title: str = "dynaprof call graph") -> str:
         d = g.edges[u, v]
         w = d["seconds"] / total if total > 0 else 0.0
         label = _Raw(dot_string(*(x for x in (_calls(d["calls"], None), fmt.duration(d["seconds"], 'dot')) if x)))
-        color = PARAM_COLOR if d["param_path"] else heat_color(w)
+        color = PARAM_COLOR if d["param_path"] else heat_color(0.4 + 0.6 * w)  # light edges would vanish
         lines.append(
             _stmt(
                 "  ",

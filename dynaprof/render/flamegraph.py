@@ -16,8 +16,10 @@ from collections.abc import Sequence
 
 from dynaprof import fmt
 from dynaprof.analysis.derived import Derived
-from dynaprof.analysis.pruned_tree import build_pruned_tree
+from dynaprof.analysis.fold import FOLD_KINDS
+from dynaprof.analysis.pruned_tree import GATHERED_PREFIX, build_pruned_tree
 from dynaprof.analysis.stacks import (
+    SYNTHETIC,
     VIEWS,
     StackNode,
     View,
@@ -31,7 +33,7 @@ from dynaprof.analysis.stacks import (
 from dynaprof.fmt import safe_key
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, PHASE_LABELS, PHASES, Session
 from dynaprof.render.base import Files, RenderContext, RenderOptions
-from dynaprof.render.colours import category_colour, phase_colour
+from dynaprof.render.colours import GATHERED_FILL, category_colour, pass_through_colour, phase_colour
 from dynaprof.render.files import flamegraph_file
 from dynaprof.render.flamegraph_diff import diff_flamegraph_svg
 from dynaprof.render.flamegraph_layout import layout
@@ -47,7 +49,8 @@ __all__ = [
 ]
 
 VIEW_DESCRIPTIONS: dict[str, str] = {
-    "compiler": "compiler view: real Python stacks of torch.compile",
+    "compiler": "compiler view: real Python stacks of torch.compile, Dynamo's interpreter folded into the user "
+                "functions it traces; coloured by each frame's own time",
     "traced": "user-code view: every second on the user code it was spent for (Dynamo tracing it, AOT autograd "
               "and Inductor compiling what it added), coloured by compiler phase",
     "inline": "Dynamo's built-in profiler: per-inline tracing time (records only inlines that finished)",
@@ -83,6 +86,17 @@ def _node_title(node: StackNode, total: float, view: str) -> str:
         label = (PHASE_LABELS if phases else CATEGORY_LABELS).get(cat, cat)
         what = "phase" if phases else "category"
         lines.append(f"{what}: {label}" if share > 0.995 else f"mostly {label} ({100 * share:.0f}%)")
+    if not phases and node.self_seconds > 0:
+        own = node.dominant_category(CATEGORIES, own=True)
+        if own is not None:
+            self_pct = 100.0 * node.self_seconds / total if total > 0 else 0.0
+            lines.append(f"self {fmt.duration(node.self_seconds, 'ms')} ({self_pct:.2f}%): "
+                         f"{CATEGORY_LABELS.get(own, own)}")
+    if node.kind in FOLD_KINDS:
+        lines.append("Dynamo tracing this user function (its interpreter frames run/step/CALL/inline_call "
+                     "are folded into this frame)")
+    elif node.name.startswith(GATHERED_PREFIX):
+        lines.append("frames too narrow to draw, gathered")
     return "\n".join(lines)
 
 
@@ -96,18 +110,37 @@ def _legend(root: StackNode, view: str = "compiler") -> list[tuple[str, str]]:
         if v > 0 and total > 0:
             colour = phase_colour(cat) if phases else category_colour(cat)
             out.append((colour, f"{(PHASE_LABELS if phases else CATEGORY_LABELS)[cat]} {100 * v / total:.1f}%"))
+    if view == "compiler" and out:
+        out.append((pass_through_colour(None), "pale: little self time (passes it to its callees; tint of their "
+                                               "category)"))
     return out
 
 
-def _fill(node: StackNode, view: str) -> str:
+#: a compiler-view frame takes its self category's colour when its self time is at least this
+#: share of its width (one stray sample does not colour Dynamo's whole entry trunk)
+SELF_SHARE = 0.05
+
+
+def _fill(node: StackNode, view: str, min_self: float = 0.0) -> str:
+    """The user-code view: the frame's dominant phase. Otherwise its own (self) category: the
+    category of the time that ended in it, when that is at least ``min_self`` seconds (as wide as
+    the narrowest frame drawn) and :data:`SELF_SHARE` of the frame; a frame that (mostly) passes
+    time on to its callees is a pale tint of its dominant category."""
     if view == "traced":
         return phase_colour(node.dominant_category(PHASES), node.name)
+    if node.name.startswith(GATHERED_PREFIX) and node.kind == SYNTHETIC:
+        return GATHERED_FILL
+    if view == "compiler" and node.categories:  # trees with categories (not read from folded text)
+        if node.self_seconds <= 0 or node.self_seconds < max(min_self, SELF_SHARE * node.seconds):
+            return pass_through_colour(node.dominant_category(), node.name)
+        return category_colour(node.dominant_category(own=True), node.name)
     return category_colour(node.dominant_category(), node.name)
 
 
-def _pruned_note(count: int, seconds: float, min_width: float) -> str:
+def _pruned_note(count: int, seconds: float, min_width: float, total: float = 0.0) -> str:
     took = fmt.duration(seconds, "graph")
-    return f"{count:,} frame{'s' if count != 1 else ''} < {100 * min_width:g}% pruned ({took})"
+    share = f", {100 * seconds / total:.1f}% of the total" if total > 0 else ""
+    return f"{count:,} frame{'s' if count != 1 else ''} < {100 * min_width:g}% pruned ({took}{share})"
 
 
 def tree_flamegraph_svg(
@@ -121,13 +154,18 @@ def tree_flamegraph_svg(
     pruned: tuple[int, float] = (0, 0.0),
     static: bool = False,
     width: int | None = None,
+    prepruned: bool = False,
 ) -> str:
-    """A flamegraph of ``root`` (widths: seconds; colours: each frame's dominant category, or its
-    dominant phase in the user-code view, ``view="traced"``).
-    ``pruned``: (subtrees, seconds) already left out of ``root`` by ``build_pruned_tree``."""
+    """A flamegraph of ``root`` (widths: seconds; colours: each frame's own (self) category where
+    the tree has self categories, else its dominant one, or its dominant phase in the user-code
+    view, ``view="traced"``). ``pruned``: (subtrees, seconds) already left out of ``root`` by
+    ``build_pruned_tree``; ``prepruned``: ``root`` comes from it (drawn without pruning again)."""
     options = options or RenderOptions()
     subtitles = [subtitle] if isinstance(subtitle, str) else list(subtitle)
-    lay = layout(root, lambda n: n.seconds, StackNode.sorted_children, options.min_width, lambda n: n.children.values())
+    # a tree from build_pruned_tree is pruned already (its gathered frames may be narrower)
+    min_width = 0.0 if prepruned else options.min_width
+    lay = layout(root, lambda n: n.seconds, StackNode.sorted_children, min_width, lambda n: n.children.values())
+    min_self = options.min_width * lay.total
     frames = [
         Frame(
             r.x,
@@ -135,13 +173,13 @@ def tree_flamegraph_svg(
             r.depth,
             _node_title(r.node, lay.total, view),
             display_name(r.node),
-            _fill(r.node, view),
+            _fill(r.node, view, min_self),
         )
         for r in lay.rects
     ]
     pruned_count, pruned_s = lay.pruned_frames + pruned[0], lay.pruned_weight + pruned[1]
     if pruned_count:
-        note = _pruned_note(pruned_count, pruned_s, options.min_width)
+        note = _pruned_note(pruned_count, pruned_s, options.min_width, lay.total)
         if subtitles:
             subtitles[-1] = f"{subtitles[-1]} · {note}"
         else:
@@ -228,7 +266,8 @@ def flamegraph_svg(
         tree = build_tree(session, view, frame, categories=categories, derived=derived)
     else:
         tree, count, secs = build_pruned_tree(
-            session, view, frame, options.min_width, categories=categories, derived=derived
+            session, view, frame, options.min_width, categories=categories, derived=derived,
+            fold=view == "compiler", gather=True,
         )
         pruned = (count, secs)
     return tree_flamegraph_svg(
@@ -241,6 +280,7 @@ def flamegraph_svg(
         pruned=pruned,
         static=static,
         width=width,
+        prepruned=view != "inline",
     )
 
 
