@@ -116,9 +116,15 @@ def parse(text: str) -> Collector:
     return c
 
 
+#: a relative path without a scheme, host or leading slash (``flames/0_0-traced.svg``)
+RELATIVE_FILE = re.compile(r"^(?![a-zA-Z][\w+.-]*:)(?!/)[\w.~-][\w./~-]*$")
+
+
 def assert_self_contained(text: str) -> None:
     c = parse(text)
     for tag, attr, url in c.urls:
+        if tag == "a" and attr == "href" and RELATIVE_FILE.match(url):
+            continue  # a link to a file beside the report (a navigation the user chooses, not a fetch)
         assert url.startswith(("#", "data:")), f"<{tag} {attr}={url!r}> would fetch"
     assert not any(tag in ("link", "iframe", "object", "embed", "img") for tag in c.tags)
     assert "@import" not in text

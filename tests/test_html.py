@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from dynaprof.model import GraphBreak, PropertyTrace, Session, Stack
 from dynaprof.render.base import RenderContext
@@ -102,3 +103,21 @@ def test_large_session_report_is_bounded() -> None:
     assert "faster compiles not shown" in text  # per-compile sections show 200
     assert len(text) < 20_000_000
     assert_self_contained(text)
+
+
+def test_user_code_view_first_compiler_view_boxed_and_per_compile_graphs_linked() -> None:
+    from dynaprof.render.registry import render_all
+
+    ctx = RenderContext(big_session(5))
+    ctx.use_dot = False
+    files = render_all(ctx)
+    text = files["report.html"]
+    assert isinstance(text, str)
+    views = re.findall(r'<div class="dp-graph dp-flame( dp-box)?" data-view="(\w+)"', text)
+    assert [v for _, v in views] == ["traced", "compiler"]  # the user's code first
+    assert dict((v, box) for box, v in views) == {"traced": "", "compiler": " dp-box"}  # fixed-height box
+    links = [u for tag, attr, u in parse(text).urls if tag == "a" and not u.startswith("#")]
+    assert len(links) == 10 and all(u.startswith("flames/") for u in links)
+    assert all(u in files for u in links)  # every link target is a file this render wrote
+    one = render_html(RenderContext(seed_session()))["report.html"]  # one compile: no per-compile files
+    assert "flames/" not in one

@@ -3,6 +3,7 @@ flamegraph search/zoom and table sorting work on the inlined page."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from dynaprof.analysis.compare import compare_sessions
+from dynaprof.model import Stack
 from dynaprof.render.base import RenderContext
 from dynaprof.render.compare_report import render_compare
 from dynaprof.render.html import render_html
@@ -70,9 +72,11 @@ def test_report_in_browser(browser: Any, tmp_path: Path) -> None:
     assert flames.count() >= 1, "no flamegraph SVG inlined"
     assert page.locator("div.dp-flame svg[data-fg-ready]").count() == flames.count(), "flamegraph script did not run"
 
+    # the user-code view comes first; the compiler view (in its box) next
+    assert [flames.nth(i).evaluate("e => e.parentNode.dataset.view") for i in range(2)] == ["traced", "compiler"]
     # search: the "Search" button prompts for a term, matching frames turn green
-    first = flames.first
-    page.once("dialog", lambda d: d.accept("InstructionTranslator"))
+    first = page.locator('div.dp-flame[data-view="compiler"] svg')
+    page.once("dialog", lambda d: d.accept("Linear"))
     first.locator(".fg-search").click()
     assert first.locator(f'rect[fill="{HIGHLIGHT}"]').count() > 0
     assert first.locator(".fg-matched").text_content().startswith("matched ")
@@ -132,5 +136,105 @@ def test_compare_in_browser(browser: Any, tmp_path: Path) -> None:
     keys = [c.get_attribute("data-sort") for c in page.locator("#totals tbody td:nth-child(4)").all()]
     known = [float(k) for k in keys if k is not None]
     assert known == sorted(known, reverse=True)
+    pg.assert_clean()
+    page.close()
+
+
+def _centre(locator: Any) -> tuple[float, float]:
+    box = locator.bounding_box()
+    assert box is not None
+    return box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 200)
+
+
+def _prevented(page: Any, key: str, ctrl: bool = False) -> bool:
+    """Dispatch a keydown on the page (as a keystroke would be) and say whether a handler took it."""
+    return bool(page.evaluate(
+        "([key, ctrl]) => { const e = new KeyboardEvent('keydown', {key: key, ctrlKey: ctrl, bubbles: true, "
+        "cancelable: true}); document.body.dispatchEvent(e); return e.defaultPrevented; }", [key, ctrl]))
+
+
+def test_keys_act_on_the_graph_under_the_pointer(browser: Any, tmp_path: Path) -> None:
+    html = render_html(RenderContext(seed_session()))["report.html"]
+    pg = Page(browser, _write(tmp_path, "report.html", html))
+    page = pg.page
+    traced = page.locator('div.dp-flame[data-view="traced"] svg')
+    compiler = page.locator('div.dp-flame[data-view="compiler"] svg')
+
+    # Ctrl-F with the pointer over the second graph searches that graph, not the first
+    compiler.scroll_into_view_if_needed()
+    page.mouse.move(*_centre(compiler))
+    asked: list[str] = []
+
+    def answer(d: Any) -> None:
+        asked.append(d.message)
+        d.accept("Linear")
+
+    page.once("dialog", answer)
+    page.keyboard.press("Control+f")
+    assert asked, "Ctrl-F over the compiler view did not ask for a search term"
+    assert compiler.locator(f'rect[fill="{HIGHLIGHT}"]').count() > 0
+    assert traced.locator(f'rect[fill="{HIGHLIGHT}"]').count() == 0
+
+    # Esc over the other graph clears that one only
+    traced.scroll_into_view_if_needed()
+    page.mouse.move(*_centre(traced))
+    assert _prevented(page, "Escape")
+    assert compiler.locator(f'rect[fill="{HIGHLIGHT}"]').count() > 0
+    compiler.scroll_into_view_if_needed()
+    page.mouse.move(*_centre(compiler))
+    assert _prevented(page, "Escape")
+    assert compiler.locator(f'rect[fill="{HIGHLIGHT}"]').count() == 0
+
+    # away from every graph the browser keeps Ctrl-F (find in page) and Esc
+    page.locator("#summary").scroll_into_view_if_needed()
+    page.mouse.move(*_centre(page.locator("#summary h2")))
+    assert not _prevented(page, "f", ctrl=True)
+    assert not _prevented(page, "Escape")
+    assert page.evaluate("window.dynaprofActiveGraph") is None
+    pg.assert_clean()
+    page.close()
+
+
+def test_callgraph_fits_and_pans(browser: Any, tmp_path: Path) -> None:
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz dot not installed")
+    from tests.factories import DYN, FunctionTable, frame, make_session
+
+    # a wide graph: a root calling 30 callees side by side
+    t = FunctionTable()
+    root, mid = t("_compile", DYN + "convert_frame.py", 1), t("compile_frame", DYN + "convert_frame.py", 2)
+    stacks = [Stack("0/0", 0, 0, [root, mid, t(f"callee_{i:02d}", DYN + "builder.py", 10 + i)], [], 10, 0.1)
+              for i in range(30)]
+    s = make_session([frame(compile_time_s=3.0)], stacks, t.functions)
+    html = render_html(RenderContext(s))["report.html"]
+    pg = Page(browser, _write(tmp_path, "report.html", html))
+    page = pg.page
+    box = page.locator("#callgraph .dp-callgraph")
+    box.scroll_into_view_if_needed()
+    assert box.evaluate("b => b.classList.contains('dp-pz')")
+    height = box.evaluate("b => b.clientHeight")
+    assert height <= page.viewport_size["height"]  # the box fits the page
+    # the root's box is on the first screen of the call graph
+    node = page.locator("#callgraph g.node", has=page.locator("text", has_text=re.compile("^_compile$"))).first
+    nb, bb = node.bounding_box(), box.bounding_box()
+    assert nb is not None and bb is not None
+    assert bb["x"] <= nb["x"] and nb["x"] + nb["width"] <= bb["x"] + bb["width"]
+    assert bb["y"] <= nb["y"] and nb["y"] + nb["height"] <= bb["y"] + bb["height"]
+    # text stays readable: at least 7 px for Graphviz's 10 pt labels
+    scale = box.evaluate("b => b.clientWidth / b.dynaprofPanZoom.view()[2]")
+    assert scale >= 0.7
+    # scrolling pans, Ctrl + scroll zooms, "Fit" goes back
+    view = box.evaluate("b => b.dynaprofPanZoom.view()")
+    page.mouse.move(bb["x"] + bb["width"] / 2, bb["y"] + bb["height"] / 2)
+    page.mouse.wheel(300, 0)
+    panned = box.evaluate("b => b.dynaprofPanZoom.view()")
+    assert panned[0] > view[0] and panned[2] == view[2]
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -200)
+    page.keyboard.up("Control")
+    zoomed = box.evaluate("b => b.dynaprofPanZoom.view()")
+    assert zoomed[2] < panned[2]
+    page.locator("#callgraph button[data-pz=fit]").click()
+    assert box.evaluate("b => b.dynaprofPanZoom.view()") == view
     pg.assert_clean()
     page.close()

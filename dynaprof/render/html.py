@@ -15,7 +15,7 @@ import importlib
 import json
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -229,21 +229,57 @@ def _causes(s: Session) -> str:
     return section("causes", "By cause and phase", table_html + notes)
 
 
+#: the order the report shows the flamegraphs in: the user's code first
+_VIEW_ORDER = {"traced": 0, "compiler": 1, "inline": 2}
+
+
 def _flamegraphs(ctx: RenderContext) -> str:
     try:
-        from dynaprof.render.flamegraph import VIEW_DESCRIPTIONS, available_views, run_flamegraph
+        from dynaprof.render.flamegraph import (
+            VIEW_DESCRIPTIONS,
+            available_views,
+            frame_file_names,
+            run_flamegraph,
+        )
     except ImportError:  # pragma: no cover - the flamegraph renderer ships with dynaprof
         return section("flamegraphs", "Flamegraphs", '<p class="dp-note">Flamegraph renderer not available.</p>')
     parts = []
-    for view in available_views(ctx.session):
+    for view in sorted(available_views(ctx.session), key=lambda v: _VIEW_ORDER.get(v, 9)):
         svg = run_flamegraph(ctx, view)
         label = esc(VIEW_DESCRIPTIONS.get(view, view))
-        parts.append(f'<div class="dp-graph dp-flame" data-view="{esc(view)}" aria-label="{label}">'
+        # the user-code view is drawn whole; the deeper ones sit in a fixed-height box
+        box = "" if view == "traced" else " dp-box"
+        parts.append(f'<div class="dp-graph dp-flame{box}" data-view="{esc(view)}" aria-label="{label}">'
                      f"{inline_svg(svg)}</div>")
-    hint = ('<p class="dp-note">Click a frame to zoom, "Reset zoom" to go back; "Search" (or Ctrl-F over a graph) '
-            "highlights matching functions. Compiler view: colours are attribution categories; user-code view: "
-            "every sampled second on the user code it was spent for, coloured by compiler phase.</p>")
-    return section("flamegraphs", "Flamegraphs", hint + "".join(parts))
+    hint = ('<p class="dp-note">User-code view first: every sampled second on the user code it was spent for, '
+            "coloured by compiler phase. Then the compiler view (Dynamo's interpreter folded into the user functions "
+            "it traces; colours: each frame's own attribution category, pale where a frame only passes time on), "
+            'in a box that scrolls. Click a frame to zoom, "Reset zoom" or Esc to go back; "Search" (or Ctrl-F with '
+            "the pointer over a graph) highlights matching functions.</p>")
+    return section("flamegraphs", "Flamegraphs", hint + "".join(parts) + _frame_flame_links(ctx, frame_file_names))
+
+
+def _frame_flame_links(ctx: RenderContext, frame_file_names: Callable[[Session, int | None], dict[str, str]]) -> str:
+    """Links to the per-compile flamegraphs this render wrote (``flames/<stem>-<view>.svg``)."""
+    s = ctx.session
+    names: dict[str, str] = frame_file_names(s, ctx.options.max_frame_graphs)
+    items = []
+    for key, stem in names.items():
+        links = []
+        for view, label in (("traced", "user code"), ("compiler", "compiler")):
+            rel = f"flames/{stem}-{view}.svg"
+            if ctx.made is None or rel in ctx.made:
+                links.append(f'<a href="{esc(rel)}">{esc(label)}</a>')
+        f = s.frame(key)
+        if not links or f is None:
+            continue
+        name, filename, lineno = display_name(f)
+        items.append(f'<li><span class="dp-id">{esc(md.frame_id(f))}</span> {esc(fmt.one_line(name, 120))} '
+                     f'<span class="dp-loc">{esc(fmt.location(filename, lineno))}</span>: {" · ".join(links)}</li>')
+    if not items:
+        return ""
+    return (f'<h3>Per compile ({len(items):,})</h3><p class="dp-note">Each compile\'s flamegraphs, as separate '
+            f'files next to this report.</p><ul class="dp-flame-links">{"".join(items)}</ul>')
 
 
 def _load_renderer(module: str, func: str) -> Renderer | None:
@@ -273,9 +309,15 @@ def _callgraph(ctx: RenderContext) -> str:
     if not svg:
         why = "call graph renderer not available" if render is None else "no call graph (Graphviz `dot` not run)"
         return section("callgraph", "Call graph", f'<p class="dp-note">{esc(why)}.</p>')
+    tools = ('<span class="dp-tools dp-pz-tools"><button type="button" data-pz="in">Zoom in</button>'
+             '<button type="button" data-pz="out">Zoom out</button><button type="button" data-pz="fit">Fit</button>'
+             "</span>")
     return section("callgraph", "Call graph",
-                   '<p class="dp-note">Compiler functions by sampled time; the legend in the graph explains colours '
-                   f'and outlines. Scroll to pan.</p><div class="dp-graph dp-callgraph">{inline_svg(svg)}</div>')
+                   '<div class="dp-bar"><p class="dp-note">The heaviest compiler functions by sampled time (fill: '
+                   "inclusive time, light to dark grey; outline: attribution category, the flamegraph's colours; "
+                   "the legend in the graph explains them). Drag or scroll to pan, Ctrl + scroll (or the buttons, "
+                   f"or +/-/0 with the pointer over it) to zoom.</p>{tools}</div>"
+                   f'<div class="dp-graph dp-callgraph">{inline_svg(svg)}</div>')
 
 
 def _frames_table(s: Session) -> str:

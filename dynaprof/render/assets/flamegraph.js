@@ -5,7 +5,6 @@
 (function () {
   "use strict";
   var HIGHLIGHT = "rgb(40,210,120)";
-  var active = null;
 
   function num(el, name, dflt) {
     var v = parseFloat(el.getAttribute(name));
@@ -142,29 +141,49 @@
       });
       pel.addEventListener("mouseover", function (evt) {
         var g = frameOf(evt);
-        if (g) st.details.textContent = g.__fg.info.split("\n").join("  |  ");
+        if (g) st.details.textContent = clip(st, g.__fg.info.split("\n").join("  |  "));
       });
       pel.addEventListener("mouseout", function () { st.details.textContent = hint; });
       st.panels.push(p);
     });
     st.unzoom.addEventListener("click", function () { unzoom(st); });
     st.search.addEventListener("click", function () { askSearch(st); });
-    svg.addEventListener("mouseenter", function () { active = st; });
-    if (!active) active = st;
+    var keys = { key: function (e) { return onKey(st, e); } };
+    svg.addEventListener("mouseenter", function () { window.dynaprofActiveGraph = keys; });
+    svg.addEventListener("mouseleave", function () {
+      if (window.dynaprofActiveGraph === keys) window.dynaprofActiveGraph = null;
+    });
     svg.dynaprofFlame = { search: function (t) { search(st, t); }, zoomReset: function () { unzoom(st); } };
   }
 
-  if (!window.dynaprofFlameKeys) {
-    window.dynaprofFlameKeys = true;
+  // the hover line stays inside the graph, left of "matched N%" (which has its own line)
+  function clip(st, text) {
+    var n = Math.floor(st.w / 6.8);
+    return text.length <= n ? text : text.slice(0, n - 2) + "..";
+  }
+
+  // keys act on the graph under the pointer only: Ctrl-F / Cmd-F searches it, Esc resets it;
+  // elsewhere the browser keeps its own find-in-page
+  function onKey(st, e) {
+    if ((e.ctrlKey || e.metaKey) && (e.key === "f" || e.key === "F")) {
+      askSearch(st);
+      return true;
+    }
+    if (e.key === "Escape") {
+      clearSearch(st);
+      unzoom(st);
+      return true;
+    }
+    return false;
+  }
+
+  // one keyboard handler per page, whichever script (each inlined graph's, report.js) comes
+  // first: it hands the key to the graph under the pointer (window.dynaprofActiveGraph)
+  if (!window.dynaprofKeys) {
+    window.dynaprofKeys = true;
     window.addEventListener("keydown", function (e) {
-      if (!active) return;
-      if ((e.ctrlKey || e.metaKey) && (e.key === "f" || e.key === "F")) {
-        e.preventDefault();
-        askSearch(active);
-      } else if (e.key === "Escape") {
-        clearSearch(active);
-        unzoom(active);
-      }
+      var g = window.dynaprofActiveGraph;
+      if (g && g.key(e)) e.preventDefault();
     });
   }
   window.dynaprofFlameInit = init;
