@@ -386,3 +386,53 @@ def test_zoom_and_search_in_chromium() -> None:
         assert not page.locator(".fg-unzoom").is_visible()
         browser.close()
     assert errors == []
+
+
+def test_diff_panels_scale_with_their_totals_colour_by_self_change_and_mark_one_run_frames() -> None:
+    base, new = StackNode("all"), StackNode("all")
+    a, b, gone, born = (("a", "", 0, "python"), ("b", "", 0, "python"), ("gone", "", 0, "python"),
+                        ("born", "", 0, "python"))
+    base.add_path([a, gone], 1.0, 1)
+    base.add_path([b], 1.0, 1)
+    new.add_path([a], 0.5, 1)  # a's own time grows, its callee vanished: its inclusive time shrinks
+    new.add_path([b, born], 0.5, 1)
+    svg = diff_flamegraph_svg(base, new, title="t", subtitle="s", options=RenderOptions())
+    frames = panel_frames(svg)
+    roots = {f["panel"]: float(f["width"]) for f in frames if f["name"] == "all"}
+    assert roots["1"] == pytest.approx(1180.0)  # BASE (2 s) is the larger: the full width
+    assert roots["0"] == pytest.approx(1180.0 * 1.0 / 2.0, abs=0.1)  # NEW (1 s): half of it
+    new_panel = {f["name"]: f for f in frames if f["panel"] == "0"}
+    base_panel = {f["name"]: f for f in frames if f["panel"] == "1"}
+    assert redness(new_panel["all"]["fill"]) == 0  # the root spends nothing itself: not the reddest
+    assert redness(new_panel["a"]["fill"]) > 0  # own time 0 -> 0.5 s: red, though a shrank overall
+    assert redness(base_panel["gone"]["fill"]) < 0  # own time 1 s -> 0: blue
+    root = ET.fromstring(svg.encode())
+    marked = {(g.findtext(f"{NS}title") or "").split("\n")[0]: (g.find(f"{NS}rect"), g.findtext(f"{NS}text") or "")
+              for g in root.iter(f"{NS}g") if g.find(f"{NS}rect") is not None and g.find(f"{NS}title") is not None}
+    born_rect, born_label = marked["born"]
+    gone_rect, gone_label = marked["gone"]
+    assert born_rect is not None and born_rect.get("stroke") and born_label.startswith("+ ")
+    assert gone_rect is not None and gone_rect.get("stroke") and gone_label.startswith("- ")
+    assert born_rect.get("stroke") != gone_rect.get("stroke")
+    a_rect, a_label = marked["a"]
+    assert a_rect is not None and not a_rect.get("stroke") and not a_label.startswith(("+", "-"))
+    assert "only in NEW" in svg and "only in BASE" in svg  # the legend says what the marks are
+
+
+def test_hover_line_and_matched_never_share_a_line() -> None:
+    svg = flamegraph_svg(seed_session(), "compiler")
+    root = ET.fromstring(svg.encode())
+    ys = {t.get("class"): float(t.get("y", "0")) for t in root.iter(f"{NS}text")
+          if t.get("class") in ("fg-details", "fg-matched")}
+    assert ys["fg-matched"] >= ys["fg-details"] + 14
+
+
+def test_compare_report_uses_the_diff_graph_red_and_blue() -> None:
+    from dynaprof.render.flamegraph_svg import diff_colour
+    from dynaprof.render.html import asset
+
+    css = asset("report.css")
+    down = re.search(r"\.dp-down \{ color: (#[0-9a-f]{6}); \}", css)
+    assert down is not None and down.group(1) == diff_colour(-1.0)  # less time: blue in both
+    up = re.search(r"\.dp-up \{ color: (#[0-9a-f]{6}); \}", css)
+    assert up is not None and redness(up.group(1)) > 100

@@ -22,11 +22,18 @@ class DiffNode:
     new_s: float = 0.0
     base_samples: int = 0
     new_samples: int = 0
+    #: the self seconds (time that ended exactly here) in each
+    base_self_s: float = 0.0
+    new_self_s: float = 0.0
     children: dict[NodeKey, DiffNode] = field(default_factory=dict)
 
     @property
     def delta_s(self) -> float:
         return self.new_s - self.base_s
+
+    @property
+    def self_delta_s(self) -> float:
+        return self.new_self_s - self.base_self_s
 
     def sorted_children(self) -> list[DiffNode]:
         return [self.children[k] for k in sorted(self.children)]
@@ -75,9 +82,9 @@ def _fill_diff(todo: list[tuple[DiffNode, StackNode | None, StackNode | None]]) 
     while todo:
         d, b, n = todo.pop()
         if b is not None:
-            d.base_s, d.base_samples = b.seconds, b.samples
+            d.base_s, d.base_samples, d.base_self_s = b.seconds, b.samples, b.self_seconds
         if n is not None:
-            d.new_s, d.new_samples = n.seconds, n.samples
+            d.new_s, d.new_samples, d.new_self_s = n.seconds, n.samples, n.self_seconds
         keys = set(b.children if b is not None else ()) | set(n.children if n is not None else ())
         for k in sorted(keys):
             child = DiffNode(*k)

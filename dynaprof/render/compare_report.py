@@ -137,7 +137,9 @@ def diff_svgs(base: Session, new: Session, options: RenderOptions, names: tuple[
     for view, label in VIEWS:
         what = "share of compile time" if normalize else "compile time"
         out[f"diff-{view}.svg"] = diff_flamegraph_svg(
-            build_tree(base, view), build_tree(new, view), title=f"{names[0]} -> {names[1]}: {label}",
+            # the compiler view folded as its flamegraph is (analysis.fold): the runs line up by user call
+            build_tree(base, view, fold=view == "compiler"), build_tree(new, view, fold=view == "compiler"),
+            title=f"{names[0]} -> {names[1]}: {label}",
             subtitle=f"differential flamegraph of {what} by {label}; BASE {names[0]}, NEW {names[1]}",
             options=options, normalize=normalize)
     return out
@@ -234,8 +236,11 @@ def compare_html(cmp: Comparison, base: Session, new: Session, names: tuple[str,
         graphs = "".join(f'<div class="dp-graph dp-flame" data-view="{v}">{h.inline_svg(svgs[f"diff-{v}.svg"])}</div>'
                          for v, _ in VIEWS if f"diff-{v}.svg" in svgs)
         parts.append(h.section("flamegraphs", "Differential flamegraphs",
-                               '<p class="dp-note">Red: more time in NEW; blue: less. The top panel is NEW (widths: '
-                               "time in NEW), the bottom one BASE (stacks gone in NEW appear only there).</p>"
+                               '<p class="dp-note">Colour: the change in each frame\'s own (self) time, red: more '
+                               "in NEW, blue: less (the same red and blue as the tables). The top panel is NEW, the "
+                               "bottom "
+                               "one BASE, each as wide as its total; frames found in one run only are outlined "
+                               "and their names start with + (only in NEW) or - (only in BASE).</p>"
                                + graphs))
     frows = frame_rows(cmp)
     if frows:

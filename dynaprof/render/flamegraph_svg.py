@@ -111,6 +111,8 @@ class Frame:
     title: str
     label: str
     fill: str
+    #: an outline colour marking the frame (the diff graph's frames found in one run only)
+    mark: str = ""
 
 
 @dataclass
@@ -119,6 +121,8 @@ class Panel:
     max_depth: int = -1
     heading: str = ""
     empty_message: str = ""
+    #: the panel's width as a share of the full width (the diff graph's smaller run)
+    scale: float = 1.0
 
 
 def _clip(text: str, px: float, char_px: float) -> str:
@@ -150,13 +154,14 @@ def _panel(out: list[str], panel: Panel, top: float, icicle: bool, width: int = 
     levels = panel.max_depth + 1
     for f in panel.frames:
         row = f.depth if icicle else panel.max_depth - f.depth
-        x = PAD + f.x * inner
-        w = f.width * inner
+        x = PAD + f.x * inner * panel.scale
+        w = f.width * inner * panel.scale
         y = top + row * FRAME_H
         cls = ' class="w"' if is_dark(f.fill) else ""
+        mark = f' stroke="{xml_attr(f.mark)}" stroke-width="2"' if f.mark else ""
         out.append(
             f"<g><title>{xml_text(f.title)}</title>"
-            f'<rect x="{fmt(x)}" y="{fmt(y)}" width="{fmt(w)}" height="{FRAME_H - 1}" fill="{f.fill}" rx="2"/>'
+            f'<rect x="{fmt(x)}" y="{fmt(y)}" width="{fmt(w)}" height="{FRAME_H - 1}" fill="{f.fill}" rx="2"{mark}/>'
             f'<text x="{fmt(x + 3)}" y="{fmt(y + 11.5)}"{cls}>{xml_text(fit_label(f.label, w))}</text></g>'
         )
     out.append("</g>")
@@ -197,6 +202,7 @@ def svg_document(
     if not static:
         y += 18
         body.append(f'<text class="fg-details" x="{PAD}" y="{fmt(y)}">{xml_text(hint)}</text>')
+        y += 16  # its own line: a long hover text never runs into it
         body.append(f'<text class="fg-matched" x="{WIDTH - PAD}" y="{fmt(y)}" text-anchor="end"></text>')
     if legend:
         y += 24
