@@ -154,3 +154,21 @@ def test_seed_call_graph_is_small_and_folded() -> None:
     dot = callgraph_dot(cg)
     assert "showing 40 of" in dot and "capped at the 40 heaviest nodes" in dot
     assert len(re.findall(r'^  "n\d+" \[', dot, re.M)) <= 40
+
+
+def test_a_wrapped_compiled_frame_is_named_for_the_model_code() -> None:
+    from dynaprof.model.session import Location
+
+    t, i = _table()
+    inner = t("wrap_inline.<locals>.inner", SP + "torch/_dynamo/external_utils.py", 67, "traced")
+    compiler = [i["compile"], i["run"], i["step"], i["CALL"], i["inline"], i["run"], i["step"], i["build"]]
+    f = frame(name="inner", filename=SP + "torch/_dynamo/external_utils.py", lineno=67,
+              wrapped=Location("Model.forward", "/work/model.py", 5))
+    s = make_session([f], [Stack("0/0", 0, 0, compiler, [inner, i["lin"]], 1, 0.01)], t.functions)
+    fs = folded_stacks(s)
+    assert [(fs.keys[j][0], fs.keys[j][1]) for j in fs.paths[0]][1:3] == [
+        ("Model.forward", "/work/model.py"), ("Linear.forward", SP + "torch/nn/modules/linear.py")]
+    # without the fact, torch's name stays
+    plain = make_session([frame()], [Stack("0/0", 0, 0, compiler, [inner, i["lin"]], 1, 0.01)], t.functions)
+    fp = folded_stacks(plain)
+    assert fp.keys[fp.paths[0][1]][0] == "wrap_inline.<locals>.inner"

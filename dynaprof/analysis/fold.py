@@ -20,6 +20,10 @@ which says where each inlined call's chain starts. The rule:
 * a ``run`` without a traced entry (hooks missing) is named ``[inlined call]``; traced entries
   without a ``run`` (sampled as a call starts) follow the last one's frame.
 
+The compiled frame's own code, where it is a library's wrapper that torch records the wrapped
+model code for (``CompiledFrame.wrapped``), is named for that code, as ``model.session.display_name``
+names the frame; other wrappers keep their names (nothing says what they wrap).
+
 Folded frames have kind ``inlined`` (``inlined property`` for a property) and the user function's
 name, file and line. The attribution category of each sample is decided on the real stack, before
 folding, so folding changes the shape of the pictures, never the numbers. The folded and
@@ -164,10 +168,25 @@ def folded_stacks(session: Session) -> FoldedStacks:
             return v
 
     ids = _Ids()
+    # a compiled frame whose code is a library's wrapper (transformers' ``wrapper (generic.py)``)
+    # is named for the model's code it wraps (``CompiledFrame.wrapped``, the model's display name)
+    wrapped: dict[str, tuple[tuple[str, int], int]] = {}  # frame key -> (its code's file, line), folded id
+    for cf in session.frames:
+        if cf.wrapped is not None:
+            w = cf.wrapped
+            wrapped[cf.key] = ((cf.filename, cf.lineno), key_id((w.name, w.filename, w.lineno, FOLD_KIND)))
     unknown = -1
     paths: list[tuple[int, ...]] = []
     for st in session.samples.stacks:
         if unknown < 0 and any(runs[i] for i in st.compiler):
             unknown = key_id((UNKNOWN_CALL, "", 0, FOLD_KIND))
-        paths.append(fold_path(st.compiler, st.traced, funcs, runs, interp, skip, ids, unknown))
+        path = fold_path(st.compiler, st.traced, funcs, runs, interp, skip, ids, unknown)
+        wrap = wrapped.get(st.frame) if st.frame is not None else None
+        if wrap is not None and st.traced:
+            code = funcs[st.traced[0]]
+            first = ids.get((st.traced[0], False))
+            if (code.filename, code.lineno) == wrap[0] and first is not None and first in path:
+                j = path.index(first)
+                path = (*path[:j], wrap[1], *path[j + 1 :])
+        paths.append(path)
     return FoldedStacks(paths, keys)
