@@ -18,6 +18,7 @@ import argparse
 import os
 import random
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "samples" / "parametrized_linear.py"
-LINE = re.compile(r"parametrize=(True|False): (\d+) ms")
+LINE = re.compile(r"parametrize=(True|False): (\d+) ms(?: \(cpu (\d+) ms\))?")
 
 #: mode -> (dynaprof run options or None for plain python, extra environment)
 MODES: dict[str, tuple[list[str] | None, dict[str, str]]] = {
@@ -43,7 +44,9 @@ MODES: dict[str, tuple[list[str] | None, dict[str, str]]] = {
 CASES = {"parametrized": "--parametrize", "plain": "--no-parametrize"}
 
 
-def run_once(mode: str, case: str, repeat: int, tmp: Path) -> tuple[list[float], float]:
+def run_once(mode: str, case: str, repeat: int, tmp: Path) -> tuple[list[float], list[float], float, float]:
+    """(compile wall times, compile CPU times of the compiling thread, process wall, process CPU of
+    the whole process tree: dynaprof, the script, Graphviz)."""
     opts, extra = MODES[mode]
     env = dict(os.environ, **extra)
     script = [str(SEED), CASES[case], "--repeat", str(repeat), "--backend", "eager", "--device", "cpu"]
@@ -51,14 +54,18 @@ def run_once(mode: str, case: str, repeat: int, tmp: Path) -> tuple[list[float],
         cmd = [sys.executable, *script]
     else:
         cmd = [sys.executable, "-m", "dynaprof", "run", "-q", "--force", "-o", str(tmp / "run"), *opts, *script]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         raise SystemExit(f"{mode} / {case} failed:\n{proc.stderr[-2000:]}")
     if opts is not None and not (tmp / "run" / "report.html").exists():
         raise SystemExit(f"{mode} / {case}: outputs missing when dynaprof returned")
-    return [int(m.group(2)) / 1000 for m in LINE.finditer(proc.stdout)], wall
+    found = list(LINE.finditer(proc.stdout))
+    return ([int(m.group(2)) / 1000 for m in found], [int(m.group(3) or 0) / 1000 for m in found], wall, cpu)
 
 
 def main() -> None:
@@ -70,39 +77,50 @@ def main() -> None:
     modes = [m for m in MODES if not args.modes or any(s.strip() in m for s in args.modes.split(","))]
     if "plain python" not in modes:
         modes.insert(0, "plain python")
-    first: dict[tuple[str, str], list[float]] = {(m, c): [] for m in modes for c in CASES}
-    warm: dict[tuple[str, str], list[float]] = {(m, c): [] for m in modes for c in CASES}
-    walls: dict[tuple[str, str], list[float]] = {(m, c): [] for m in modes for c in CASES}
+    keys = [(m, c) for m in modes for c in CASES]
+    first: dict[tuple[str, str], list[float]] = {k: [] for k in keys}
+    first_cpu: dict[tuple[str, str], list[float]] = {k: [] for k in keys}
+    warm: dict[tuple[str, str], list[float]] = {k: [] for k in keys}
+    walls: dict[tuple[str, str], list[float]] = {k: [] for k in keys}
+    cpus: dict[tuple[str, str], list[float]] = {k: [] for k in keys}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for r in range(args.rounds):
-            order = [(m, c) for m in modes for c in CASES]
+            order = keys[:]
             random.shuffle(order)
             for mode, case in order:
-                times, wall = run_once(mode, case, args.repeat, tmp)
+                times, cpu_times, wall, cpu = run_once(mode, case, args.repeat, tmp)
                 first[mode, case].append(times[0])
+                first_cpu[mode, case].append(cpu_times[0])
                 warm[mode, case] += times[1:]
                 walls[mode, case].append(wall)
+                cpus[mode, case].append(cpu)
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
     med = statistics.median
     base = "plain python"
 
-    def cell(table: dict[tuple[str, str], list[float]], mode: str, case: str, unit: str = "s") -> str:
-        if not table[mode, case] or not table[base, case]:
+    def cell(table: dict[tuple[str, str], list[float]], mode: str, case: str) -> str:
+        if not table[mode, case] or not table[base, case] or med(table[base, case]) <= 0:
             return "n/a | n/a"
         v, b = med(table[mode, case]), med(table[base, case])
-        return f"{v:.3f} {unit} | {v / b:.2f}x" if unit == "s" else f"{v:.1f} s | {v / b:.2f}x"
+        return f"{v:.3f} s | {v / b:.2f}x"
 
-    print(f"seed case, eager backend, CPU; {args.rounds} rounds; every process fresh; medians; "
-          f"ratio to {base}\n")
-    print("| mode | first compile, parametrized | ratio | first compile, plain | ratio "
-          "| warm compile, parametrized | ratio | warm compile, plain | ratio "
-          "| process wall, parametrized | ratio | process wall, plain | ratio |")
+    print(f"seed case, eager backend, CPU; {args.rounds} rounds; every process fresh; medians; ratio to {base}\n")
+    print("Compile time (the first call of the compiled model; wall, and CPU time of the compiling thread):\n")
+    print("| mode | first, parametrized | ratio | first, plain | ratio | CPU, parametrized | ratio | CPU, plain "
+          "| ratio | warm, parametrized | ratio | warm, plain | ratio |")
     print("|---|" + "---|" * 12)
     for mode in modes:
-        cells = [cell(first, mode, "parametrized"), cell(first, mode, "plain"),
-                 cell(warm, mode, "parametrized"), cell(warm, mode, "plain"),
-                 cell(walls, mode, "parametrized", "wall"), cell(walls, mode, "plain", "wall")]
+        cells = [cell(first, mode, "parametrized"), cell(first, mode, "plain"), cell(first_cpu, mode, "parametrized"),
+                 cell(first_cpu, mode, "plain"), cell(warm, mode, "parametrized"), cell(warm, mode, "plain")]
+        print(f"| {mode} | " + " | ".join(cells) + " |")
+    print("\nWhole process, every output written (wall, and CPU of the whole process tree):\n")
+    print("| mode | wall, parametrized | ratio | wall, plain | ratio | CPU, parametrized | ratio | CPU, plain "
+          "| ratio |")
+    print("|---|" + "---|" * 8)
+    for mode in modes:
+        cells = [cell(walls, mode, "parametrized"), cell(walls, mode, "plain"), cell(cpus, mode, "parametrized"),
+                 cell(cpus, mode, "plain")]
         print(f"| {mode} | " + " | ".join(cells) + " |")
 
 
