@@ -37,7 +37,11 @@ def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Shell]:
     from IPython.core.interactiveshell import InteractiveShell
 
     monkeypatch.chdir(tmp_path)
-    shell = InteractiveShell.instance()
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.enabled = False  # no history thread left running after the test
+    shell = InteractiveShell.instance(config=config)
     shell.run_line_magic("load_ext", "dynaprof")
     wrapped = Shell(shell)
     torch._dynamo.reset()
