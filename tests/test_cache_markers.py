@@ -5,6 +5,7 @@ TORCH_TRACE imports (``artifact`` records), in the session, its codec and the su
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,11 @@ from tests.helpers import JOURNAL, TID
 
 DATA = Path(__file__).resolve().parent / "data" / "torch_trace"
 
+
+
+def _unwrapped(text: str) -> str:
+    """The summary with its line wrapping undone (it wraps to the terminal width)."""
+    return re.sub(r"\s*\n\s*", " ", text)
 
 def test_marker_names() -> None:
     assert marker("fx_graph_cache_hit") == ("fx_graph", "hit")
@@ -53,7 +59,7 @@ def test_warm_cache_log_from_the_installed_torch() -> None:
     line = cache_line(cache_totals(s.frames))
     assert line == ("FX graph cache: 1 hit, 1 miss; AOTAutograd cache: 1 hit, 1 miss: "
                     "times do not compare with a cold run")  # fmt: skip
-    assert line in summary_text(s) and f"**Cache:** {line}" in summary_markdown(s)
+    assert line in _unwrapped(summary_text(s)) and f"**Cache:** {line}" in summary_markdown(s)
     again = session_from_text(session_to_text(s))
     assert again.frames[1].cache == warm.cache
 
@@ -66,7 +72,8 @@ def test_live_journal_instant_events_become_cache_markers() -> None:
     s = assemble(iter(records), ParentFacts(command=["dynaprof", "run", "tiny.py"], exit_status=0))
     f = next(f for f in s.frames if f.key == "0/0")
     assert f.cache == {"fx_graph": CacheStats(hits=3), "aot_autograd": CacheStats(bypasses=1)}
-    assert "FX graph cache: 3 hits" in summary_text(s) and "times do not compare with a cold run" in summary_text(s)
+    text = _unwrapped(summary_text(s))
+    assert "FX graph cache: 3 hits" in text and "times do not compare with a cold run" in text
 
 
 def test_older_sessions_without_the_new_fields_still_load() -> None:
@@ -86,7 +93,7 @@ def test_failure_source_line_is_shown_with_the_failure() -> None:
     f.fail_type, f.fail_reason = "BackendCompilerFailed", "backend='boom' raised: RuntimeError"
     f.fail_filename, f.fail_lineno = "/w/model_<b>.py", 42
     s = make_session([f])
-    assert "failed: 0/0 BackendCompilerFailed at model_<b>.py:42: backend='boom' raised" in summary_text(s)
+    assert "failed: 0/0 BackendCompilerFailed at model_<b>.py:42: backend='boom' raised" in _unwrapped(summary_text(s))
     md = summary_markdown(s)
     assert "Failed compiles (1)" in md
     assert "| 0/0 | BackendCompilerFailed | model\\_&lt;b&gt;.py:42 |" in md  # escaped, as anything from a log
@@ -103,4 +110,5 @@ def test_live_run_records_the_cache_markers(tmp_path: Path) -> None:
     cold, warm = load_session(tmp_path / "run").frames
     assert cold.cache == {"fx_graph": CacheStats(misses=1), "aot_autograd": CacheStats(misses=1)}
     assert warm.cache == {"fx_graph": CacheStats(hits=1), "aot_autograd": CacheStats(hits=1)}
-    assert "FX graph cache: 1 hit, 1 miss" in r.stderr and "times do not compare with a cold run" in r.stderr
+    err = _unwrapped(r.stderr)
+    assert "FX graph cache: 1 hit, 1 miss" in err and "times do not compare with a cold run" in err
