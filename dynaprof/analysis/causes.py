@@ -130,6 +130,8 @@ class Tables:
         self.functions = functions
         self.frame = [frame_phase(f) for f in functions]
         self.span = [span_phase(f.name) if f.kind == "span" else None for f in functions]
+        self.parametrize = [PARAMETRIZE_FILE in f.filename.replace("\\", "/") for f in functions]
+        self.traced_causes: dict[tuple[int, ...], tuple[str, str] | None] = {}  # a few thousand distinct
 
 
 def tables(functions: Sequence[FunctionRef]) -> Tables:
@@ -206,14 +208,18 @@ def stack_cause(st: Stack, t: Tables, phase: str) -> tuple[str, str]:
     fn = t.functions
     if 0 <= st.cause < len(fn) and fn[st.cause].kind.startswith("cause:"):
         return node_cause(fn[st.cause])
+    param = t.parametrize
     for i in reversed(st.compiler):  # parametrize.py running for real while compiling (torch 2.4
-        f = fn[i]  # deep-copies parametrized modules into fake tensors, for one)
-        if PARAMETRIZE_FILE in f.filename.replace("\\", "/"):
-            return CAUSE_PARAMETRIZATION, f"parametrized modules ({f.name.rsplit('.', 1)[-1]} while compiling)"
+        if param[i]:  # deep-copies parametrized modules into fake tensors, for one)
+            return CAUSE_PARAMETRIZATION, f"parametrized modules ({fn[i].name.rsplit('.', 1)[-1]} while compiling)"
     # Dynamo calls the backend from inside its translator loop, so the traced stack is still there
     # while AOT autograd and Inductor run: it names the cause only of Dynamo's own work
     if st.traced and phase not in _BACKEND:
-        got = traced_cause([fn[i] for i in st.traced])
+        key = tuple(st.traced)
+        if key in t.traced_causes:
+            got = t.traced_causes[key]
+        else:
+            got = t.traced_causes[key] = traced_cause([fn[i] for i in st.traced])
         if got is not None:
             return got
     return CAUSE_WHOLE_GRAPH, CAUSE_WHOLE_GRAPH
