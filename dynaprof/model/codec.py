@@ -34,6 +34,31 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
+_FLAT_TYPES = (int, float, str, bool, type(None))
+
+
+@cache
+def _flat(cls: type) -> bool:
+    """Whether every field of ``cls`` is a scalar or a list of ints (``Stack``: a big session has
+    hundreds of thousands), so it can be encoded without recursing into each value."""
+    for hint in _hints(cls).values():
+        args, origin = typing.get_args(hint), typing.get_origin(hint)
+        if hint in _FLAT_TYPES or (args and origin is not list and all(a in _FLAT_TYPES for a in args)):
+            continue
+        if typing.get_origin(hint) is list and args == (int,):
+            continue
+        return False
+    return True
+
+
+def _flat_value(v: Any) -> Any:
+    if type(v) is list:
+        return list(v) if set(map(type, v)) <= {int} else [to_json(x) for x in v]
+    if type(v) is float and not math.isfinite(v):
+        return None
+    return v
+
+
 def to_json(obj: Any) -> Any:
     """Convert a dataclass tree to JSON-ready builtins (dicts keep field order)."""
     if isinstance(obj, _ATOMS):
@@ -41,7 +66,10 @@ def to_json(obj: Any) -> Any:
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None  # JSON has no NaN/inf; unknown is the honest reading
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {name: to_json(getattr(obj, name)) for name in _field_names(type(obj))}
+        cls = type(obj)
+        if _flat(cls):
+            return {name: _flat_value(getattr(obj, name)) for name in _field_names(cls)}
+        return {name: to_json(getattr(obj, name)) for name in _field_names(cls)}
     if isinstance(obj, dict):
         return {str(k): to_json(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
