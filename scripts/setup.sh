@@ -17,9 +17,9 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   .venv/bin/pip install -q torch==2.13.0
 fi
 if [ "$WITH_TESTS" = 1 ]; then
-  .venv/bin/pip install -q -e ".[test]"
+  .venv/bin/pip install -q torch==2.13.0 -e ".[test]"  # torch pinned again: nothing may move it
 else
-  .venv/bin/pip install -q -e .
+  .venv/bin/pip install -q torch==2.13.0 -e .
 fi
 
 apt_install() {
