@@ -26,7 +26,7 @@ import pytest
 
 from dynaprof.model import Session, load_session
 from tests.conftest import CliResult, profile
-from tests.test_markdown import tables as markdown_tables
+from tests.helpers import tables as markdown_tables
 
 pytestmark = pytest.mark.torch
 
@@ -409,7 +409,8 @@ def test_markdown_has_no_control_characters(run: CliResult) -> None:
 def test_report_and_flamegraphs_stay_inert_in_a_browser(run: CliResult) -> None:
     """The pages' own scripts (tooltips, search, zoom) must not turn names into markup either."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    from tests.test_report_browser import ARGS, CHROMIUM
+    from tests.helpers import CHROMIUM
+    from tests.helpers import CHROMIUM_ARGS as ARGS
 
     if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         pytest.skip(f"chromium not found at {CHROMIUM}")

@@ -11,7 +11,6 @@ from dynaprof.render.base import RenderContext, RenderOptions
 from dynaprof.render.markdown import MAX_CHARS, md_code_block, md_escape, render_markdown, summary_markdown
 from tests.factories import SP, FunctionTable, frame, make_session, seed_session
 from tests.helpers import CELL_SPLIT, assert_tables_well_formed, big_session
-from tests.helpers import tables as tables
 
 HOSTILE = "<img src=x onerror=alert(1)>|`rm -rf`\n**bold** [link](http://x) @here $x$"
 
