@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
-from dynaprof.cli.common import RUNS_DIR, default_run_dir
+from dynaprof.cli.common import RUNS_DIR, default_run_dir, prepare_out_dir
 from dynaprof.errors import DynaprofError
 
 if TYPE_CHECKING:
@@ -192,15 +192,7 @@ class Profile:
             )
 
     def _prepare(self, path: Path) -> Path:
-        if path.exists() and not path.is_dir():
-            raise ProfileError(f"{path} exists and is not a folder")
-        if path.is_dir() and any(path.iterdir()) and not self.force:
-            raise ProfileError(f"{path} is not empty; pass {self._hint} to write into it anyway")
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise ProfileError(f"cannot create {path}: {e.strerror or e}") from e
-        return path
+        return prepare_out_dir(path, self.force, self._hint, ProfileError)
 
     def stop(self) -> Session:
         """Stop profiling, write the run folder, and return the session."""

@@ -35,10 +35,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dynaprof.analysis.keys import Key, KeyTable
 from dynaprof.model.session import FunctionRef, Session
 
 #: (name, filename, lineno, kind), as ``analysis.stacks.NodeKey``
-Key = tuple[str, str, int, str]
 
 FOLD_KIND = "inlined"
 FOLD_PROPERTY_KIND = "inlined property"
@@ -146,20 +146,13 @@ def folded_stacks(session: Session) -> FoldedStacks:
     """Every sampled compiler stack folded (empty without samples). Pure; a render works it out
     once (``analysis.derived.Derived.folded``)."""
     funcs = session.functions
-    keys: list[Key] = [(f.name, f.filename, f.lineno, f.kind) for f in funcs]
+    table = KeyTable(funcs)
+    keys, key_id = table.keys, table.id
     if session.samples is None:
         return FoldedStacks([], keys)
     runs = [is_translator_run(f) for f in funcs]
     interp = [is_interpreter(f) for f in funcs]
     skip = [is_pass_through(f) for f in funcs]
-    index: dict[Key, int] = {}
-
-    def key_id(key: Key) -> int:
-        i = index.get(key)
-        if i is None:
-            i = index[key] = len(keys)
-            keys.append(key)
-        return i
 
     class _Ids(dict[tuple[int, bool], int]):
         def __missing__(self, k: tuple[int, bool]) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dynaprof.analysis import causes
+from dynaprof.analysis.keys import Key, KeyTable
 from dynaprof.model.session import (
     CAUSE_PARAMETRIZATION,
     CAUSE_UNKNOWN,
@@ -27,7 +28,6 @@ from dynaprof.model.session import (
 )
 
 #: (name, filename, lineno, kind), as ``analysis.stacks.NodeKey``
-Key = tuple[str, str, int, str]
 #: kind of the cause frames this view adds
 CAUSE_KIND = "cause"
 #: phases of the backend: their samples go on their cause, never on the traced stack
@@ -72,15 +72,8 @@ def _build(session: Session) -> UserView:
     stacks = session.samples.stacks
     funcs = session.functions
     t = causes.tables(funcs)
-    keys: list[Key] = [(f.name, f.filename, f.lineno, f.kind) for f in funcs]
-    index = {k: i for i, k in enumerate(keys)}
-
-    def key_id(key: Key) -> int:
-        i = index.get(key)
-        if i is None:
-            i = index[key] = len(keys)
-            keys.append(key)
-        return i
+    table = KeyTable(funcs)
+    keys, key_id = table.keys, table.id
 
     phases = [causes.stack_phase(st, t) for st in stacks]
     # the compiled frame's root: its heaviest traced root function (so backend time sits beside the

@@ -46,16 +46,19 @@ def write_files(out_dir: Path, files: Files) -> list[Path]:
     return written
 
 
-def prepare_out_dir(path: Path, force: bool) -> Path:
-    """Create ``path``; refuse a non-empty existing folder unless ``force``."""
+def prepare_out_dir(
+    path: Path, force: bool, hint: str = "--force", error: type[DynaprofError] = DynaprofError
+) -> Path:
+    """Create ``path``; refuse a non-empty existing folder unless ``force``. ``hint`` names the
+    option that overrides it; ``error`` is what is raised (the API raises its own subclass)."""
     if path.exists() and not path.is_dir():
-        raise DynaprofError(f"{path} exists and is not a folder")
+        raise error(f"{path} exists and is not a folder")
     if path.is_dir() and any(path.iterdir()) and not force:
-        raise DynaprofError(f"{path} is not empty; pass --force to write into it anyway")
+        raise error(f"{path} is not empty; pass {hint} to write into it anyway")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise DynaprofError(f"cannot create {path}: {e.strerror or e}") from e
+        raise error(f"cannot create {path}: {e.strerror or e}") from e
     return path
 
 
