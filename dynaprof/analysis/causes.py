@@ -24,6 +24,8 @@ from dynaprof.model.session import (
     CAUSE_PARAMETRIZATION,
     CAUSE_UNKNOWN,
     CAUSE_WHOLE_GRAPH,
+    PHASE_CATEGORY,
+    PHASES,
     Axes,
     FunctionRef,
     Session,
@@ -98,10 +100,10 @@ _FRAME_PHASE: tuple[tuple[str, str], ...] = (
     ("torch/_dynamo/variables/", "dynamo_tracing"),
     ("torch/_dynamo/output_graph.py", "dynamo_tracing"),
 )
-#: phases of the backend (AOT autograd and Inductor): fake-tensor work under them is theirs
-_BACKEND = frozenset(
-    {"aot_trace", "aot_partition", "aot_other", "graph_passes", "lowering", "scheduling", "codegen",
-     "inductor_other", "kernel_compile", "autotuning"}
+#: phases of the backend (AOT autograd and Inductor): fake-tensor work under them is theirs, and
+#: the traced stack (still there: Dynamo calls the backend from its loop) names none of their causes
+BACKEND_PHASES = frozenset(
+    p for p in PHASES if PHASE_CATEGORY[p] in ("aot_autograd", "inductor_codegen", "cpp_triton_compile")
 )
 
 
@@ -156,7 +158,7 @@ def stack_phase(st: Stack, t: Tables) -> str:
     if deepest == "fake_tensor":  # fake tensors under AOT autograd or Inductor are their work
         for i in reversed(st.compiler):
             p = t.frame[i]
-            if p in _BACKEND:
+            if p in BACKEND_PHASES:
                 return p
     return deepest or "other"
 
@@ -214,7 +216,7 @@ def stack_cause(st: Stack, t: Tables, phase: str) -> tuple[str, str]:
             return CAUSE_PARAMETRIZATION, f"parametrized modules ({fn[i].name.rsplit('.', 1)[-1]} while compiling)"
     # Dynamo calls the backend from inside its translator loop, so the traced stack is still there
     # while AOT autograd and Inductor run: it names the cause only of Dynamo's own work
-    if st.traced and phase not in _BACKEND:
+    if st.traced and phase not in BACKEND_PHASES:
         key = tuple(st.traced)
         if key in t.traced_causes:
             got = t.traced_causes[key]

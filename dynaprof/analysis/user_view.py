@@ -21,18 +21,12 @@ from dynaprof.model.session import (
     CAUSE_PARAMETRIZATION,
     CAUSE_UNKNOWN,
     CAUSE_WHOLE_GRAPH,
-    PHASE_CATEGORY,
     PHASE_LABELS,
-    PHASES,
     Session,
 )
 
-#: (name, filename, lineno, kind), as ``analysis.stacks.NodeKey``
 #: kind of the cause frames this view adds
 CAUSE_KIND = "cause"
-#: phases of the backend: their samples go on their cause, never on the traced stack
-BACKEND_PHASES = frozenset(p for p in PHASES if PHASE_CATEGORY[p] in ("aot_autograd", "inductor_codegen",
-                                                                      "cpp_triton_compile"))
 
 
 @dataclass(frozen=True)
@@ -90,7 +84,7 @@ def _build(session: Session) -> UserView:
                         else key_id((f.name, f.filename, f.lineno, "traced")))
     paths: list[tuple[int, ...]] = []
     for st, phase in zip(stacks, phases, strict=True):
-        if st.traced and phase not in BACKEND_PHASES:
+        if st.traced and phase not in causes.BACKEND_PHASES:
             paths.append(tuple(st.traced))
             continue
         cause, detail = causes.stack_cause(st, t, phase)
