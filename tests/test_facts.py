@@ -93,6 +93,8 @@ def test_call_site_without_dynaprofs_bootstrap() -> None:
 def test_one_compile_id_format() -> None:
     f = frame("0/0#1", compile_id="0/0", trace_id="0/0_1", generation=1, restarts=1)
     assert display_id(f) == "0/0_1 gen 1"
+    # a reset before the first use of an id (the seed resets before its only compile): nothing to tell apart
+    assert display_id(frame("0/0", compile_id="0/0", trace_id="0/0", generation=1)) == "0/0"
 
 
 def test_graph_break_verdict_names_the_line_and_cause() -> None:

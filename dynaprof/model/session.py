@@ -351,8 +351,10 @@ def reason_words(reason: str) -> str:
 
 def display_id(f: CompiledFrame) -> str:
     """How a compile id is shown everywhere: torch's trace id (``0/0``, ``1/2_1`` after restarts),
-    `` gen N`` after N ``torch._dynamo.reset()`` calls. ``compile_id`` / ``trace_id`` keep torch's values."""
-    return f.trace_id + (f" gen {f.generation}" if f.generation else "")
+    and `` gen N`` when ``torch._dynamo.reset()`` made torch reuse that id (the frame's ``key``
+    carries ``#N`` exactly then), so a script that resets once before its only compile shows
+    ``0/0``. ``compile_id`` / ``trace_id`` keep torch's values."""
+    return f.trace_id + (f" gen {f.generation}" if f.generation and "#" in f.key else "")
 
 
 def compile_by_kind(frames: list[CompiledFrame]) -> dict[str, float]:
