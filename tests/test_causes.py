@@ -240,3 +240,28 @@ def test_nodes_without_provenance_are_unknown_with_their_seconds_and_said() -> N
     assert s.axes is not None and s.axes.causes[CAUSE_UNKNOWN] == 2.0
     said = [f.text for f in findings(s) if f.key == "no_provenance"]
     assert said and said[0].startswith("2.00 s (20% of compile) went to FX nodes without provenance")
+
+
+def test_a_render_works_out_each_stacks_phase_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Categories, the cause x phase axes and the user-code view all start from one list of
+    phases (``Derived.phases``): a render computes each stack's phase once, not once per view."""
+    from dynaprof.analysis import causes
+    from dynaprof.analysis.attribution import apply_attribution
+    from dynaprof.analysis.derived import Derived
+    from tests.factories import inductor_session
+
+    s = inductor_session()
+    assert s.samples is not None and s.samples.stacks
+    calls = 0
+    real = causes.stack_phase
+
+    def counting(st: Stack, t: object) -> str:
+        nonlocal calls
+        calls += 1
+        return real(st, t)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(causes, "stack_phase", counting)
+    d = Derived(s)
+    apply_attribution(s, d.categories, d.phases)
+    assert d.user_view.phases == d.phases
+    assert calls == len(s.samples.stacks)

@@ -90,16 +90,18 @@ def _classify_all(
     finals: dict[str, int],
     parametrized: set[str],
     frame_key: str | None = None,
+    phases: Sequence[str] | None = None,
 ) -> list[str]:
     """``classify`` of every stack, with each function's facts worked out once (a big session has
     millions of frames on its stacks but a few thousand distinct functions). After the restart and
     parametrization rules, a stack's category is that of its phase (``analysis.causes``): the
     innermost torch span that names one, else the deepest compiler subsystem frame."""
     tables = causes.tables(functions)
+    phase_of = [causes.stack_phase(st, tables) for st in stacks] if phases is None else phases
     param = [is_parametrization(f) for f in functions]
     out: list[str] = []
     append = out.append
-    for st in stacks:
+    for st, phase in zip(stacks, phase_of, strict=True):
         frame = st.frame if frame_key is None else frame_key
         final = finals.get(frame) if frame is not None else None
         if final is not None and 0 <= st.attempt < final:
@@ -113,7 +115,7 @@ def _classify_all(
         if not traced and frame in parametrized and _resolves_property([functions[i] for i in compiler]):
             append("parametrization")
             continue
-        cat = PHASE_CATEGORY[causes.stack_phase(st, tables)]
+        cat = PHASE_CATEGORY[phase]
         append("user_tracing" if cat == "other" and traced else cat)
     return out
 
@@ -122,14 +124,15 @@ def final_attempts(session: Session) -> dict[str, int]:
     return {f.key: f.restarts for f in session.frames}
 
 
-def stack_categories(session: Session) -> list[str]:
+def stack_categories(session: Session, phases: Sequence[str] | None = None) -> list[str]:
     """Category of each stack in ``session.samples.stacks`` (same order). Pure: a render works
-    it out once (``analysis.derived.Derived.categories``) and hands it on."""
+    it out once (``analysis.derived.Derived.categories``) and hands it on; ``phases``:
+    ``causes.stack_phases(session)`` when the caller has it."""
     if session.samples is None:
         return []
     finals = final_attempts(session)
     parametrized = {f.key for f in session.frames if any(p.parametrized for p in f.properties)}
-    return _classify_all(session.samples.stacks, session.functions, finals, parametrized)
+    return _classify_all(session.samples.stacks, session.functions, finals, parametrized, phases=phases)
 
 
 def empty_attribution() -> dict[str, float]:
@@ -153,7 +156,9 @@ def attribute(
     return run, per_frame
 
 
-def apply_attribution(session: Session, categories: Sequence[str] | None = None) -> None:
+def apply_attribution(
+    session: Session, categories: Sequence[str] | None = None, phases: Sequence[str] | None = None
+) -> None:
     """Store the attribution in the session (run level and per frame): the categories, and the
     cause x phase view (``axes``). The one place derived data is put into a session; the CLI
     calls it once per command, where a session is built or loaded, before rendering."""
@@ -166,7 +171,7 @@ def apply_attribution(session: Session, categories: Sequence[str] | None = None)
         return
     run, per_frame = attribute(session, categories)
     session.attribution = {k: round(v, 6) for k, v in run.items()}
-    run_axes, frame_axes = causes.axes(session)
+    run_axes, frame_axes = causes.axes(session, phases)
     session.axes = run_axes
     for f in session.frames:
         f.attribution = {k: round(v, 6) for k, v in per_frame[f.key].items()}

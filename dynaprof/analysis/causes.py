@@ -163,6 +163,16 @@ def stack_phase(st: Stack, t: Tables) -> str:
     return deepest or "other"
 
 
+def stack_phases(session: Session) -> list[str]:
+    """The phase of each stack of ``session.samples.stacks`` (same order). Pure: a render works it
+    out once (``analysis.derived.Derived.phases``) and hands it to the category, cause and
+    user-code views, which all start from it."""
+    if session.samples is None:
+        return []
+    t = Tables(session.functions)
+    return [stack_phase(st, t) for st in session.samples.stacks]
+
+
 def _user_file(f: FunctionRef) -> bool:
     path = f.filename.replace("\\", "/")
     return not ("/torch/" in path or path.startswith("<"))
@@ -231,16 +241,17 @@ def _add(d: dict[str, float], k: str, v: float) -> None:
     d[k] = d.get(k, 0.0) + v
 
 
-def axes(session: Session) -> tuple[Axes | None, dict[str, Axes]]:
-    """The run's and each frame's cause x phase view (None when there are no samples)."""
+def axes(session: Session, phases: Sequence[str] | None = None) -> tuple[Axes | None, dict[str, Axes]]:
+    """The run's and each frame's cause x phase view (None when there are no samples);
+    ``phases``: ``stack_phases(session)`` when the caller has it."""
     if session.samples is None:
         return None, {}
     t = Tables(session.functions)
+    phase_of = stack_phases(session) if phases is None else phases
     finals = {f.key: f.restarts for f in session.frames}
     run = Axes()
     per: dict[str, Axes] = {f.key: Axes() for f in session.frames}
-    for st in session.samples.stacks:
-        phase = stack_phase(st, t)
+    for st, phase in zip(session.samples.stacks, phase_of, strict=True):
         cause, detail = stack_cause(st, t, phase)
         final = finals.get(st.frame) if st.frame is not None else None
         wasted = final is not None and 0 <= st.attempt < final

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from dynaprof.analysis.attribution import stack_categories
+from dynaprof.analysis.causes import stack_phases
 from dynaprof.analysis.fold import FoldedStacks, folded_stacks
 from dynaprof.analysis.user_view import UserView, user_view
 from dynaprof.model.session import FunctionRef, Session
@@ -45,14 +46,20 @@ class Derived:
         self.session = session
 
     @cached_property
+    def phases(self) -> list[str]:
+        """The phase of each stack of ``session.samples.stacks`` (``causes.stack_phases``): the
+        categories, the cause x phase axes and the user-code view all start from it."""
+        return stack_phases(self.session)
+
+    @cached_property
     def categories(self) -> list[str]:
         """The attribution category of each stack of ``session.samples.stacks`` (same order)."""
-        return stack_categories(self.session)
+        return stack_categories(self.session, self.phases)
 
     @cached_property
     def user_view(self) -> UserView:
         """The whole-pipeline user-code view of every stack (``analysis.user_view``)."""
-        return user_view(self.session)
+        return user_view(self.session, self.phases)
 
     @cached_property
     def folded(self) -> FoldedStacks:

@@ -13,6 +13,7 @@ Pure, like ``attribution.stack_categories``; a render computes it once (``analys
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dynaprof.analysis import causes
@@ -53,15 +54,15 @@ def phase_frame_label(phase: str) -> str:
     return f"[{PHASE_LABELS.get(phase, phase)}]"
 
 
-def user_view(session: Session) -> UserView:
+def user_view(session: Session, phases: Sequence[str] | None = None) -> UserView:
     """The view of every sampled stack (empty without samples). Pure: a render works it out once
     (``analysis.derived.Derived.user_view``)."""
     if session.samples is None:
         return UserView([], [], [])
-    return _build(session)
+    return _build(session, causes.stack_phases(session) if phases is None else list(phases))
 
 
-def _build(session: Session) -> UserView:
+def _build(session: Session, phases: list[str]) -> UserView:
     assert session.samples is not None
     stacks = session.samples.stacks
     funcs = session.functions
@@ -69,7 +70,6 @@ def _build(session: Session) -> UserView:
     table = KeyTable(funcs)
     keys, key_id = table.keys, table.id
 
-    phases = [causes.stack_phase(st, t) for st in stacks]
     # the compiled frame's root: its heaviest traced root function (so backend time sits beside the
     # tracing of the same code), else the frame's own code
     weight: dict[str, dict[int, float]] = {}

@@ -316,7 +316,8 @@ def render_outputs(
     names = list(only or RENDERERS)
     tables, notes = load_cprofile(session, run_dir or out_dir)
     ctx = RenderContext(session, options, cprofile=tables, made=planned(names))
-    apply_attribution(session, ctx.derived.categories)  # derived data: by the current rules, classified once
+    # derived data, by the current rules: each stack classified once
+    apply_attribution(session, ctx.derived.categories, ctx.derived.phases)
     outcomes: dict[str, _Outcome] = {}
     parallel = _parallel_names(ctx, names)
     worker = _Worker(parallel, ctx, out_dir) if parallel else None
