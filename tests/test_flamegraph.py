@@ -142,7 +142,7 @@ def test_titles_and_subtitles_describe_the_view() -> None:
     s = seed_session()
     svg = flamegraph_svg(s, "traced")
     assert "user-code view: every second on the user code it was spent for" in svg
-    assert "1.200 s sampled of 1.200 s compile time" in svg and "1,200 samples" in svg and "950 Hz achieved" in svg
+    assert "1.20 s sampled of 1.20 s compile time" in svg and "1,200 samples" in svg and "950 Hz achieved" in svg
     assert "repro.py" in svg
     assert "compiler view: real Python stacks of torch.compile" in flamegraph_svg(s, "compiler")
     (weight,) = [g for g in frames_of(svg) if title_of(g).startswith("Linear.weight (property)")]
@@ -150,9 +150,12 @@ def test_titles_and_subtitles_describe_the_view() -> None:
     assert lines[1].endswith("site-packages/torch/nn/utils/parametrize.py:419")  # full path in the tooltip
     assert lines[2] == "450.0 ms, 37.50% of total, 450 samples"
     assert lines[3] == "phase: Dynamo tracing"  # the user-code view is coloured by phase
-    assert "Dynamo tracing 82.5%" in svg and "guard building 12.5%" in svg  # legend: phases
+    assert "Dynamo tracing 82%" in svg and "guard building 12%" in svg  # legend: phases, % of compile
     compiler = flamegraph_svg(s, "compiler")
-    assert "parametrization property tracing 70.0%" in compiler  # the compiler view: categories
+    assert "parametrization property tracing 70%" in compiler  # the compiler view: categories
+    # one figure, one rounding: the legend prints the share the summary prints
+    from dynaprof.render.markdown import summary_markdown
+    assert "| 70% | parametrization property tracing |" in summary_markdown(s)
 
 
 def test_output_is_deterministic() -> None:

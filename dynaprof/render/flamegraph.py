@@ -100,16 +100,18 @@ def _node_title(node: StackNode, total: float, view: str) -> str:
     return "\n".join(lines)
 
 
-def _legend(root: StackNode, view: str = "compiler") -> list[tuple[str, str]]:
-    """(colour, label and share) per category, or per phase in the user-code view."""
-    total = root.seconds
+def _legend(root: StackNode, view: str = "compiler", base_s: float | None = None) -> list[tuple[str, str]]:
+    """(colour, label and share) per category, or per phase in the user-code view. Shares are of
+    ``base_s`` (the compile time the graph covers) when known, rounded as every other output
+    rounds them (``fmt.pct``), so the legend, the verdict and the tables print one figure."""
+    total = base_s if base_s else root.seconds
     out = []
     phases = view == "traced"
     for cat in PHASES if phases else CATEGORIES:
         v = root.categories.get(cat, 0.0)
         if v > 0 and total > 0:
             colour = phase_colour(cat) if phases else category_colour(cat)
-            out.append((colour, f"{(PHASE_LABELS if phases else CATEGORY_LABELS)[cat]} {100 * v / total:.1f}%"))
+            out.append((colour, f"{(PHASE_LABELS if phases else CATEGORY_LABELS)[cat]} {fmt.pct(v, total)}"))
     if view == "compiler" and out:
         out.append((pass_through_colour(None), "pale: little self time (passes it to its callees; tint of their "
                                                "category)"))
@@ -155,11 +157,13 @@ def tree_flamegraph_svg(
     static: bool = False,
     width: int | None = None,
     prepruned: bool = False,
+    base_s: float | None = None,
 ) -> str:
     """A flamegraph of ``root`` (widths: seconds; colours: each frame's own (self) category where
     the tree has self categories, else its dominant one, or its dominant phase in the user-code
     view, ``view="traced"``). ``pruned``: (subtrees, seconds) already left out of ``root`` by
-    ``build_pruned_tree``; ``prepruned``: ``root`` comes from it (drawn without pruning again)."""
+    ``build_pruned_tree``; ``prepruned``: ``root`` comes from it (drawn without pruning again);
+    ``base_s``: the compile time the legend's shares are of (default: the sampled total)."""
     options = options or RenderOptions()
     subtitles = [subtitle] if isinstance(subtitle, str) else list(subtitle)
     # a tree from build_pruned_tree is pruned already (its gathered frames may be narrower)
@@ -189,7 +193,7 @@ def tree_flamegraph_svg(
         title=title,
         subtitles=subtitles,
         panels=[panel],
-        legend=_legend(root, view),
+        legend=_legend(root, view, base_s),
         icicle=options.icicle,
         total_s=lay.total,
         static=static,
@@ -209,22 +213,26 @@ def _title(session: Session, view: str, frame: str | None) -> str:
     return title
 
 
-def _stats(session: Session, view: str, frame: str | None, tree: StackNode) -> str:
-    parts: list[str] = []
+def _compile_s(session: Session, frame: str | None) -> float | None:
+    """The compile time one graph covers: its frame's, or the run's."""
     if frame is not None:
         f = session.frame(frame)
-        compile_s = f.compile_time_s if f is not None else None
-    else:
-        compile_s = session.total_compile_s if session.frames else None
+        return f.compile_time_s if f is not None else None
+    return session.total_compile_s if session.frames else None
+
+
+def _stats(session: Session, view: str, frame: str | None, tree: StackNode) -> str:
+    parts: list[str] = []
+    compile_s = _compile_s(session, frame)
     if view == "inline":
         parts.append(f"{tree.seconds:.3f} s of finished inlines")
         parts.append(f"{tree.samples:,} inline calls recorded")
         if compile_s:
             parts.append(f"{compile_s:.3f} s compile time")
         return " · ".join(parts)
-    sampled = f"{tree.seconds:.3f} s sampled"
+    sampled = f"{fmt.duration(tree.seconds)} sampled"
     if compile_s:
-        sampled += f" of {compile_s:.3f} s compile time"
+        sampled += f" of {fmt.duration(compile_s)} compile time"
     parts.append(sampled)
     parts.append(f"{tree.samples:,} samples")
     s = session.samples
@@ -281,6 +289,7 @@ def flamegraph_svg(
         static=static,
         width=width,
         prepruned=view != "inline",
+        base_s=_compile_s(session, frame) if view != "inline" else None,
     )
 
 

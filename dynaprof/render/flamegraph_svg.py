@@ -193,7 +193,10 @@ def svg_document(
         body.append(_text("fg-s", WIDTH / 2, y, _clip(line, inner, 6.9), "middle"))
     if not static:
         body.append(f'<text class="fg-c fg-unzoom" x="{PAD}" y="26" style="display:none">Reset zoom</text>')
-        body.append(f'<text class="fg-c fg-search" x="{WIDTH - PAD}" y="26" text-anchor="end">Search</text>')
+        # the controls and the hint are hidden until the script shows them: seen as an image (an
+        # <img>, GitHub's view of an attached SVG) no script runs, and no dead control is drawn
+        body.append(f'<text class="fg-c fg-search" x="{WIDTH - PAD}" y="26" text-anchor="end" '
+                    'style="display:none">Search</text>')
     y += 14
     for i, panel in enumerate(panels):
         if i:
@@ -201,7 +204,7 @@ def svg_document(
         y = _panel(body, panel, y, icicle, WIDTH)
     if not static:
         y += 18
-        body.append(f'<text class="fg-details" x="{PAD}" y="{fmt(y)}">{xml_text(hint)}</text>')
+        body.append(f'<text class="fg-details" x="{PAD}" y="{fmt(y)}" style="display:none">{xml_text(hint)}</text>')
         y += 16  # its own line: a long hover text never runs into it
         body.append(f'<text class="fg-matched" x="{WIDTH - PAD}" y="{fmt(y)}" text-anchor="end"></text>')
     if legend:

@@ -154,7 +154,7 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
     for extra in found[1:4]:
         lines.append(f"    also: {fmt.terminal_safe(extra.text)}")
     for w in session.capture.warnings[:5]:
-        lines.append(f"  note: {fmt.one_line(fmt.terminal_safe(w), 200)}")
+        lines.append(f"  note: {fmt.one_line(fmt.terminal_safe(w), 400)}")
     if len(session.capture.warnings) > 5:
         lines.append(f"  ({len(session.capture.warnings) - 5} more notes in session.json)")
     return lines

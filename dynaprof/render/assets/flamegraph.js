@@ -122,6 +122,9 @@
       unzoom: svg.querySelector(".fg-unzoom"), search: svg.querySelector(".fg-search")
     };
     var hint = st.details.textContent;
+    // drawn hidden (an SVG seen as an image runs no script and shows no dead control): show them
+    st.details.style.display = "";
+    st.search.style.display = "";
     Array.prototype.forEach.call(svg.querySelectorAll(".fg-panel"), function (pel) {
       var p = { dir: num(pel, "data-dir", -1), frames: [] };
       Array.prototype.forEach.call(pel.children, function (g) {
