@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -21,7 +22,7 @@ from dynaprof.ingest.trace_to_session import build_session
 from dynaprof.model.session import Location, Session, compile_by_kind, display_name
 from dynaprof.model.store import load_session
 from dynaprof.render.terminal import summary_text
-from tests.conftest import ROOT, SAMPLES, profile
+from tests.conftest import ROOT, SAMPLES, profile, run_dynaprof
 
 FIXTURE = ROOT / "tests" / "data" / "torch_trace" / "training_step.log.gz"
 
@@ -223,3 +224,117 @@ def test_inductor_backward_compile_is_sampled_and_attributed(tmp_path: Path, mon
     sampled = sum(st.seconds for st in s.samples.stacks if st.frame == "0/0:bw")
     assert sampled > 0.5 * bw.compile_time_s  # sampled while it runs
     assert bw.attribution and sum(bw.attribution.values()) == pytest.approx(sampled, rel=0.05)
+
+
+# -- recompiles in later iterations: guard failures at run time -----------------------------------
+
+_RECOMPILING_LOOP = textwrap.dedent(
+    """
+    import sys
+    import torch
+
+    DYNAMIC = {"static": False, "auto": None}[sys.argv[1]]
+    torch.manual_seed(0)
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(16, 16)
+            self.b = torch.nn.Linear(16, 4)
+            self.scale_output = False
+
+        def forward(self, x):
+            y = self.b(torch.relu(self.a(x)))
+            if self.scale_output:  # a Python flag the forward reads: Dynamo guards on it
+                y = y * 2
+            return y
+
+
+    net = Net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    compiled = torch.compile(net, backend="aot_eager", dynamic=DYNAMIC)
+    for i in range(6):
+        net.scale_output = i >= 5  # iteration 5 flips the flag
+        x = torch.randn(8 if i < 3 else 12, 16)  # iteration 3 changes the batch size
+        loss = compiled(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        print(f"iteration {i}: loss {loss.item():.4f}")
+    """
+)
+_RECOMPILES_LOG = re.compile(r"\[(\d+/\d+)\] \[__recompiles\] (.*)$")
+_ENTRY = re.compile(r"\d+/\d+: ")
+
+
+def _torch_recompile_reasons(stderr: str) -> dict[str, list[str]]:
+    """{compile id: the guard failures torch's recompiles log lists for it}: one entry per cache
+    entry that failed (``<its compile id>: <first failing guard>``, with any lines that follow it)."""
+    out: dict[str, list[str]] = {}
+    for line in stderr.splitlines():
+        m = _RECOMPILES_LOG.search(line)
+        if m is None:
+            continue
+        cid, text = m.groups()
+        if text.startswith("Recompiling function"):
+            out[cid] = []
+        elif text.startswith("    - "):
+            text = text[len("    - "):]
+            if _ENTRY.match(text) or not out[cid]:
+                out[cid].append(text)
+            else:
+                out[cid][-1] += "\n" + text
+    return out
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dynamic", ["static", "auto"])
+def test_recompiles_in_later_iterations_are_frames_with_every_failing_guard(tmp_path: Path, dynamic: str) -> None:
+    script = tmp_path / "recompiling_loop.py"
+    script.write_text(_RECOMPILING_LOOP)
+    trace_dir = tmp_path / "trace"
+    proc = run_dynaprof(["run", "-o", str(tmp_path / "run"), "--torch-trace", str(trace_dir), str(script), dynamic],
+                        cwd=tmp_path, env={"TORCH_LOGS": "recompiles"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines()[-1].startswith("iteration 5: loss")
+    logged = _torch_recompile_reasons(proc.stderr)
+    assert list(logged) == ["0/1", "0/2"], proc.stderr[-3000:]
+    # iteration 3: the batch size; iteration 5: the flag, failing on the newest entry, the size on the oldest
+    assert logged["0/1"] == ["0/0: tensor 'x' size mismatch at index 0. expected 8, actual 12"]
+    assert len(logged["0/2"]) == 2 and logged["0/2"][0].startswith("0/1: self.scale_output == False")
+    assert logged["0/2"][1] == logged["0/1"][0]
+    live = load_session(tmp_path / "run" / "session.json")
+    imported = build_session(next(trace_dir.glob("*.log")))
+    # static shapes: every recompiled forward compiles its own backward lazily, at that iteration's
+    # .backward(); with automatic dynamic shapes the recompile 0/1 is dynamic in the batch, its
+    # backward saves a SymInt, and AOT autograd compiles that backward eagerly, inside the forward
+    # compile (graph_compile.py: num_symints_saved_for_bw > 0): no backward compile of its own
+    lazy = ["0/0", "0/1", "0/2"] if dynamic == "static" else ["0/0"]
+    for s in (live, imported):
+        fwd = [f for f in s.frames if f.kind == "forward"]
+        bws = [f for f in s.frames if f.kind == "backward"]
+        assert [f.key for f in fwd] == ["0/0", "0/1", "0/2"], [f.key for f in s.frames]
+        assert [(b.key, b.forward_key, b.compile_id) for b in bws] == [(f"{k}:bw", k, k) for k in lazy]
+        by_key = {f.key: f for f in s.frames}
+        for b in bws:  # at that iteration's .backward(): after its forward, before the next recompile
+            f = by_key[str(b.forward_key)]
+            assert b.start_s >= f.start_s + (f.compile_time_s or 0) - 1e-3
+            assert b.recompile_reason is None and (b.name, b.lineno) == (f.name, f.lineno)
+        assert by_key["0/0"].recompile_reason is None
+        for cid in ("0/1", "0/2"):  # every failing guard, as torch's recompiles log lists them
+            reason = by_key[cid].recompile_reason
+            if s is live:
+                assert reason == "\n".join(logged[cid]), (cid, reason)
+            else:  # the importer prefers the metrics' recompile_reason (the newest entry's failure only)
+                # to the log's recompile_reasons artifact (every entry's)
+                assert reason in ("\n".join(logged[cid]), logged[cid][0]), (cid, reason)
+        assert by_key["0/1"].start_s > by_key["0/0:bw"].start_s  # iteration 3, after iteration 0's backward
+        assert recompiles(s) == 2  # the backward compiles are not recompiles
+    if dynamic == "static":
+        assert live.frame("0/1:bw").start_s < live.frame("0/2").start_s  # type: ignore[union-attr]
+    line = _RECOMPILING_LOOP.splitlines().index("    loss.backward()") + 1
+    for b in live.frames:
+        if b.kind == "backward":  # the user's .backward() line of the loop
+            assert any(c.filename == str(script) and c.lineno == line for c in b.call_site), b.call_site
+    assert "recompiled 2 times" in proc.stderr
