@@ -4,9 +4,11 @@ optimizer step; the forward / backward split; the importer's parity with the liv
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -338,3 +340,60 @@ def test_recompiles_in_later_iterations_are_frames_with_every_failing_guard(tmp_
         if b.kind == "backward":  # the user's .backward() line of the loop
             assert any(c.filename == str(script) and c.lineno == line for c in b.call_site), b.call_site
     assert "recompiled 2 times" in proc.stderr
+
+
+# -- importer parity with tlparse's backward pages ----------------------------------------------
+
+
+def _bench_tlparse() -> Any:
+    path = ROOT / "benchmarks" / "bench_training_tlparse.py"
+    spec = importlib.util.spec_from_file_location("bench_training_tlparse", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["bench_training_tlparse"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_TLPARSE = shutil.which("tlparse", path=str(Path(sys.executable).parent)) or shutil.which("tlparse")
+needs_tlparse = pytest.mark.skipif(_TLPARSE is None, reason="tlparse is not installed (pip install tlparse)")
+
+
+@pytest.mark.torch
+@needs_tlparse
+def test_backward_pages_agree_with_tlparse(tmp_path: Path) -> None:
+    bench = _bench_tlparse()
+    r = bench.measure("aot_eager", tmp_path / "step", tlparse=_TLPARSE)
+    assert [p["compile_id"] for p in r["pages"]] == ["0/0"]  # the optimizer steps have no backward
+    assert r["imported"] == [] and r["live"] == [], r
+    # several backward compiles: the recompiling loop's (static shapes), from a log of plain python
+    script = tmp_path / "recompiling_loop.py"
+    script.write_text(_RECOMPILING_LOOP)
+    env = {**os.environ, "TORCH_TRACE": str(tmp_path / "trace"), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, str(script), "static"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (log,) = (tmp_path / "trace").glob("*.log")
+    tl = subprocess.run([str(_TLPARSE), str(log), "-o", str(tmp_path / "tl"), "--overwrite", "--no-browser"],
+                        capture_output=True, text=True, timeout=120)
+    assert tl.returncode == 0, tl.stderr[-2000:]
+    pages = bench.backward_pages(tmp_path / "tl")
+    assert [p.compile_id for p in pages] == ["0/0", "0/1", "0/2"]
+    assert all(p.duration_s and p.inductor_s is None and not p.failures for p in pages)
+    assert bench.compare(pages, build_session(log)) == []
+    # a mismatch is reported, not hidden
+    worse = [bench.Page(p.compile_id, p.url, p.inductor_s, p.code_gen_s, p.failures, (p.duration_s or 0) + 1)
+             for p in pages[:2]]
+    problems = bench.compare(worse, build_session(log))
+    assert problems[0].startswith("backward compile ids: tlparse {'0/0': 1, '0/1': 1}") and len(problems) == 3
+
+
+@pytest.mark.torch
+@pytest.mark.inductor
+@pytest.mark.slow
+@needs_tlparse
+def test_inductor_backward_pages_agree_with_tlparse(tmp_path: Path) -> None:
+    r = _bench_tlparse().measure("inductor", tmp_path, layers=2, tlparse=_TLPARSE)
+    (page,) = r["pages"]
+    assert page["compile_id"] == "0/0" and page["inductor_s"] and page["code_gen_s"] is not None
+    assert r["imported"] == [] and r["live"] == [], r
