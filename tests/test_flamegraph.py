@@ -239,6 +239,8 @@ def test_labels_fit_their_frames() -> None:
     assert fit_label("abcdefghij", 6 + 6.6 * 10) == "abcdefghij"
     assert fit_label("abcdefghij", 6 + 6.6 * 6) == "abcd.."
     assert fit_label("abcdefghij", 20) == ""
+    assert fit_label("abcdefghij", 6 + 6.6 * 5) == ""  # "abc.." would name nothing
+    assert fit_label("ab", 6 + 6.6 * 2) == "ab"  # a short name that fits is drawn whole
     for g in frames_of(flamegraph_svg(seed_session(), "compiler")):
         text = g.find(f"{NS}text")
         assert text is not None

@@ -273,3 +273,24 @@ def _flatten(root: StackNode) -> dict[tuple[object, ...], StackNode]:
         out[path] = node
         todo.extend(((*path, c.key), c) for c in node.children.values())
     return out
+
+
+def test_drawn_trees_gather_one_sample_chains() -> None:
+    """A frame seen by one sample is one timer tick: drawn trees (``gather``) put it with its
+    narrow siblings, one level, instead of a 20-frame tower of single ticks; the seconds stay."""
+    from dynaprof.analysis.pruned_tree import GATHERED_PREFIX, build_pruned_tree
+
+    t = FunctionTable()
+    base = [t("compile", SP + "torch/_dynamo/convert_frame.py", 1)]
+    tower = base + [t(f"deep{i}", SP + "torch/_dynamo/variables/builder.py", i) for i in range(20)]
+    stacks = [Stack("0/0", 0, 1, [*base, t("wide", SP + "torch/_dynamo/guards.py", 2)], [], 50, 0.05),
+              Stack("0/0", 0, 1, tower, [], 1, 0.001)]
+    s = make_session([frame()], stacks, t.functions)
+    drawn, pruned, hidden = build_pruned_tree(s, "compiler", None, 0.001, gather=True)
+    assert drawn.depth() + 1 == 3  # root, compile, then "wide" beside the gathered tick
+    (compile_node,) = drawn.children.values()
+    names = sorted(c.name for c in compile_node.children.values())
+    assert names[0] == "wide" and names[1].startswith(GATHERED_PREFIX)
+    assert (pruned, hidden) == (0, 0.0) and drawn.seconds == pytest.approx(0.051)
+    full, _, _ = build_pruned_tree(s, "compiler", None, 0.001)  # not gathered: every frame kept
+    assert full.depth() + 1 == 22  # root, compile, 20 ticks

@@ -58,7 +58,7 @@ def test_singular_and_plural() -> None:
 
 
 def test_columns_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
-    from dynaprof.cli.run import summary_width
+    from dynaprof.cli.common import summary_width
 
     monkeypatch.setenv("COLUMNS", "80")
     assert summary_width() == 80
@@ -78,3 +78,22 @@ def test_wrote_line_is_short(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     lines = capsys.readouterr().err.splitlines()
     assert lines[0].endswith("session.json, report.html, summary.md and 8 more")
     assert len(lines) == 2
+
+
+def test_the_closing_lines_put_one_path_on_a_line_when_both_do_not_fit(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from dynaprof.cli.outputs import print_written
+
+    out = tmp_path / ("a-rather-long-run-folder-name-" * 2)
+    out.mkdir()
+    written = [out / "session.json", out / "report.html"]
+    monkeypatch.setenv("COLUMNS", "80")
+    print_written(out, written, [])
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[1].startswith("  open ") and lines[1].endswith("report.html in a browser")
+    assert lines[2].startswith("  re-render with: dynaprof report ")
+    monkeypatch.setenv("COLUMNS", "400")
+    print_written(out, written, [])
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and "in a browser; re-render with: dynaprof report" in lines[1]

@@ -40,8 +40,9 @@ def build_pruned_tree(
     sorted once and each node's weight comes from prefix sums, so the cost follows the drawn
     nodes (times log n), not the total length of all stacks. ``fold``: the compiler view with
     Dynamo's interpreter folded (``analysis.fold``); node ``self_categories`` are filled too.
-    ``gather``: a node's children too narrow to draw become one frame, ``… N narrower frames``,
-    when together they are wide enough (they are then drawn, not counted as pruned)."""
+    ``gather``: a node's children too narrow to draw (or seen by fewer than :data:`MIN_SAMPLES`
+    samples) become one frame, ``… N narrower frames``, when together they are wide enough (they
+    are then drawn, not counted as pruned)."""
     if view == "inline":
         raise ValueError("the inline view has no per-sample stacks; use build_tree")
     root = root_label(session, frame)
@@ -115,7 +116,7 @@ def build_pruned_tree(
             head = rows[j][0][depth]
             end = bisect_right(rows, (*rows[j][0][:depth], head), lo=j, hi=hi, key=lambda r: r[0][: depth + 1])
             weight = cum_s[end] - cum_s[j]
-            if weight >= threshold and weight > 0:
+            if weight >= threshold and weight > 0 and (not gather or cum_n[end] - cum_n[j] >= MIN_SAMPLES):
                 child = node.child(synth_keys[head] if head < 0 else keys[head])
                 fill(child, j, end)
                 todo.append((child, j, end, depth + 1))
@@ -137,6 +138,10 @@ def build_pruned_tree(
     return root, pruned, pruned_s
 
 
+#: when gathering, a frame is drawn on its own only if at least this many samples passed through it:
+#: a one-sample frame is one timer tick, and chains of them (one stack, 20 frames deep) made the
+#: seed's graph 46-48 levels deep for a millisecond each; they are gathered, still drawn, one level
+MIN_SAMPLES = 2
 #: gathered frames are drawn from half the narrowest frame's width: the seed case's one-sample
 #: leaves are about as wide as ``--min-width``, so a full width would leave 9% of it in gaps
 GATHER_FLOOR = 0.5

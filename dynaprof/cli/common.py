@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import sys
 from pathlib import Path
 from typing import Protocol
@@ -73,3 +74,19 @@ def display_path(path: Path) -> str:
 def info(message: str) -> None:
     """Progress and results go to stderr, so the profiled script owns stdout."""
     print(message, file=sys.stderr, flush=True)
+
+
+#: the summary is never wider than this, however wide the terminal
+MAX_WIDTH = 120
+
+
+def summary_width() -> int:
+    """Columns for the summary on stderr: ``COLUMNS`` when set, else stderr's terminal width, else
+    100 (a pipe, a CI log), at most ``MAX_WIDTH``."""
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return min(MAX_WIDTH, int(env))
+    try:
+        return min(MAX_WIDTH, os.get_terminal_size(sys.stderr.fileno()).columns)
+    except (OSError, ValueError, AttributeError):
+        return 100

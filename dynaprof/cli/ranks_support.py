@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING
 from dynaprof import fmt
 from dynaprof.capture import ranks as cr
 from dynaprof.capture.journal import JOURNAL_FILE
-from dynaprof.cli.common import RUNS_DIR, default_run_dir, display_path, info, prepare_out_dir, write_files
+from dynaprof.cli.common import (
+    RUNS_DIR,
+    default_run_dir,
+    display_path,
+    info,
+    prepare_out_dir,
+    summary_width,
+    write_files,
+)
 from dynaprof.cli.run_options import add_run_options
 from dynaprof.errors import DynaprofError, SessionError
 from dynaprof.model.session import Session
@@ -167,8 +175,13 @@ def maybe_write_merged(job_dir: Path, world_size: int | None = None,
 def _print_merged_written(job_dir: Path) -> None:
     info(f"dynaprof: wrote {display_path(job_dir)}/ranks.md, ranks.html, ranks.json "
          f"(one run folder per rank: {display_path(job_dir)}/rank-N/)")
-    info(f"  open {display_path(job_dir / 'ranks.html')} in a browser; re-render with: "
-         f"dynaprof report {display_path(job_dir)}")
+    opened = f"open {display_path(job_dir / 'ranks.html')} in a browser"
+    again = f"re-render with: dynaprof report {display_path(job_dir)}"
+    if 4 + len(opened) + len(again) > summary_width():  # one path a line where they don't fit
+        info(f"  {opened}")
+        info(f"  {again}")
+    else:
+        info(f"  {opened}; {again}")
     sys.stderr.flush()
 
 

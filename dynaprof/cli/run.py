@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from dynaprof import fmt
-from dynaprof.cli.common import default_run_dir, display_path, info, prepare_out_dir
+from dynaprof.cli.common import default_run_dir, display_path, info, prepare_out_dir, summary_width
 from dynaprof.cli.outputs import render_options
 from dynaprof.cli.run_options import add_run_options
 from dynaprof.errors import DynaprofError
@@ -35,22 +35,6 @@ def _target(args: argparse.Namespace) -> tuple[str, str, list[str]]:
     if not os.access(p, os.R_OK):
         raise DynaprofError(f"can't open file {path!r}: permission denied")
     return "script", path, rest
-
-
-#: the summary is never wider than this, however wide the terminal
-MAX_WIDTH = 120
-
-
-def summary_width() -> int:
-    """Columns for the summary on stderr: ``COLUMNS`` when set, else stderr's terminal width, else
-    100 (a pipe, a CI log), at most ``MAX_WIDTH``."""
-    env = os.environ.get("COLUMNS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return min(MAX_WIDTH, int(env))
-    try:
-        return min(MAX_WIDTH, os.get_terminal_size(sys.stderr.fileno()).columns)
-    except (OSError, ValueError, AttributeError):
-        return 100
 
 
 class RunCommand:

@@ -59,12 +59,17 @@ def xml_attr(text: str) -> str:
     return xml_text(text).replace('"', "&quot;").replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
 
 
+#: a cut label keeps at least this many characters, or the frame shows none ("V.." names nothing)
+MIN_KEPT = 4
+
+
 def fit_label(label: str, width_px: float, char_w: float = CHAR_W) -> str:
-    """``label`` truncated with ``..`` to fit ``width_px`` (empty when not even 3 characters fit)."""
+    """``label`` whole if it fits ``width_px``, else cut with ``..`` when at least
+    :data:`MIN_KEPT` characters of it remain, else empty (the tooltip names the frame)."""
     n = int((width_px - 6) / char_w + 1e-6)
-    if n < 3:
-        return ""
-    return label if len(label) <= n else label[: n - 2] + ".."
+    if len(label) <= n:
+        return label if n >= 1 else ""
+    return label[: n - 2] + ".." if n - 2 >= MIN_KEPT else ""
 
 
 def fmt(v: float) -> str:

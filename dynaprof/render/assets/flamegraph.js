@@ -12,10 +12,10 @@
   }
 
   function fit(st, label, width) {
+    // as fit_label in flamegraph_svg.py: whole, or cut keeping at least 4 characters, or nothing
     var n = Math.floor((width - 6) / st.cw + 1e-6);
-    if (n < 3) return "";
-    if (label.length <= n) return label;
-    return label.slice(0, n - 2) + "..";
+    if (label.length <= n) return n >= 1 ? label : "";
+    return n - 2 >= 4 ? label.slice(0, n - 2) + ".." : "";
   }
 
   function place(st, fr, x, w) {
