@@ -7,7 +7,7 @@ import re
 
 from dynaprof.model import GraphBreak, PropertyTrace, Session, Stack
 from dynaprof.render.base import RenderContext
-from dynaprof.render.html import Col, Markup, esc, inline_svg, render_html, script_json, table
+from dynaprof.render.html import render_html
 from tests.factories import SP, FunctionTable, frame, make_session, seed_session
 from tests.helpers import HOSTILE_HTML as HOSTILE
 from tests.helpers import assert_self_contained, big_session, parse
@@ -84,17 +84,6 @@ def test_empty_session_report() -> None:
     text = report(make_session([]))
     assert "no torch.compile compilation happened" in text
     assert_self_contained(text)
-
-
-def test_helpers() -> None:
-    assert esc('<a href="x">&\'') == "&lt;a href=&quot;x&quot;&gt;&amp;&#x27;"
-    assert esc(Markup("<b>ok</b>")) == "<b>ok</b>"
-    assert esc("a\x00b") == "a\ufffdb"
-    assert script_json({"k": "</script><!--&\u2028"}) == '{"k": "\\u003c/script\\u003e\\u003c!--\\u0026\\u2028"}'
-    svg = inline_svg('<?xml version="1.0"?>\n<!DOCTYPE svg PUBLIC "x" "http://y">\n<!-- c -->\n<svg width="1"></svg>\n')
-    assert svg == '<svg width="1"></svg>'
-    html = table([Col("name"), Col("time", True)], [["<x>", ("1.0 s", 1.0)], ["y", ("?", None)]], total=5)
-    assert "&lt;x&gt;" in html and 'data-sort="1"' in html and "3 more rows" in html
 
 
 def test_large_session_report_is_bounded() -> None:

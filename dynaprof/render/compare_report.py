@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from markupsafe import Markup
+
 from dynaprof import fmt
 from dynaprof.analysis.compare import (
     FRAME_METRICS,
@@ -195,83 +197,95 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
 
 
 # ---------------------------------------------------------------------------------------------
-# HTML
+# HTML (templates/compare.html.j2)
 
 
-def _change_cell(r: Row) -> tuple[h.Markup, float | None]:
-    cls = "dp-up" if r.direction > 0 else "dp-down" if r.direction < 0 else "dp-muted"
-    return h.Markup(f'<span class="{cls}">{h.esc(r.change)}</span>'), r.key
+@dataclass(frozen=True)
+class CompareView:
+    """What ``compare.html`` shows, as text ready to print; each optional section is (title, table)."""
+
+    headline: str
+    kpis: list[h.Kpi]
+    notes: list[str]
+    totals: h.Table
+    causes: tuple[str, h.Table] | None
+    attribution: tuple[str, h.Table] | None
+    graphs: list[tuple[str, Markup]]  # (view, the differential flamegraph from our SVG writer)
+    frames: tuple[str, h.Table] | None
+    only: list[tuple[str, str, h.Table]]  # (anchor, title, table) for the frames found in one run only
+    environment: h.Table
 
 
-def _arrows(text: str) -> h.Markup:
-    return h.Markup(h.esc(text).replace(" -&gt; ", " → "))
+COMPARE_NAV = (("summary", "Summary"), ("totals", "Totals"), ("causes", "Causes"), ("attribution", "Attribution"),
+               ("flamegraphs", "Flamegraphs"), ("frames", "Frames"), ("only-base", "Only BASE"),
+               ("only-new", "Only NEW"), ("environment", "Environment"))
 
 
-def _row_table(first: str, rows: list[Row]) -> str:
+def _change_cell(r: Row) -> h.Cell:
+    return h.Cell(r.change, r.key, "dp-up" if r.direction > 0 else "dp-down" if r.direction < 0 else "dp-muted")
+
+
+def _arrows(text: str) -> str:
+    return text.replace(" -> ", " → ")
+
+
+def _row_table(first: str, rows: list[Row]) -> h.Table:
     cols = [h.Col(first), h.Col("BASE", True), h.Col("NEW", True), h.Col("change", True)]
     return h.table(cols, [[r.label, r.base, r.new, _change_cell(r)] for r in rows])
 
 
-def compare_html(cmp: Comparison, base: Session, new: Session, names: tuple[str, str], svgs: dict[str, str],
-                 max_rows: int = 2000) -> str:
+def compare_view(cmp: Comparison, base: Session, new: Session, svgs: dict[str, str],
+                 max_rows: int = 2000) -> CompareView:
     t = cmp.totals
-    kpis = "".join(h.kpi(METRICS[k], _arrows(change_text(k, t[k], False).split(" (")[0]))
-                   for k in ("compile_s", "guards", "restarts", "graph_breaks", "frames"))
-    notes = "".join(f'<p class="dp-note">Note: {h.esc(c)}</p>' for c in caveats(base, new, cmp.normalize))
-    summary = h.section("summary", "Summary", f'<div class="dp-verdict"><b>Change</b>{_arrows(cmp.headline)}</div>'
-                                              f'<div class="dp-kpis">{kpis}</div>{notes}')
-    parts = [summary, h.section("totals", "Totals", _row_table("metric", total_rows(cmp)))]
+    kpis = [h.Kpi(METRICS[k], _arrows(change_text(k, t[k], False).split(" (")[0]))
+            for k in ("compile_s", "guards", "restarts", "graph_breaks", "frames")]
+    causes = None
     crows = cause_rows(cmp, max_rows)
     if crows:
-        title = "By cause (share of compile time)" if cmp.normalize else "By cause (sampled seconds)"
         cols = [h.Col("cause", code=True), h.Col("BASE", True), h.Col("NEW", True), h.Col("change", True),
                 h.Col("phases that moved")]
-        parts.append(h.section("causes", title, h.table(cols, [[r.label, r.base, r.new, _change_cell(r), how]
-                                                               for r, how in crows])))
+        causes = ("By cause (share of compile time)" if cmp.normalize else "By cause (sampled seconds)",
+                  h.table(cols, [[r.label, r.base, r.new, _change_cell(r), how] for r, how in crows]))
     cats = category_rows(cmp)
-    if cats:
-        title = "Attribution (share of compile time)" if cmp.normalize else "Attribution (sampled seconds)"
-        parts.append(h.section("attribution", title, _row_table("category", cats)))
-    if svgs:
-        graphs = "".join(f'<div class="dp-graph dp-flame" data-view="{v}">{h.inline_svg(svgs[f"diff-{v}.svg"])}</div>'
-                         for v, _ in VIEWS if f"diff-{v}.svg" in svgs)
-        parts.append(h.section("flamegraphs", "Differential flamegraphs",
-                               '<p class="dp-note">Colour: the change in each frame\'s own (self) time, red: more '
-                               "in NEW, blue: less (the same red and blue as the tables). The top panel is NEW, the "
-                               "bottom "
-                               "one BASE, each as wide as its total; frames found in one run only are outlined "
-                               "and their names start with + (only in NEW) or - (only in BASE).</p>"
-                               + graphs))
+    attribution = (("Attribution (share of compile time)" if cmp.normalize else "Attribution (sampled seconds)",
+                    _row_table("category", cats)) if cats else None)
+    graphs: list[tuple[str, Markup]] = [(v, h.inline_svg(svgs[f"diff-{v}.svg"])) for v, _ in VIEWS
+                                        if f"diff-{v}.svg" in svgs]
+    frames = None
     frows = frame_rows(cmp)
     if frows:
         cols = [h.Col("frame", code=True), h.Col("compile id", code=True, nowrap=True),
                 *(h.Col(METRICS[k], True) for k in FRAME_METRICS)]
         rows = [[loc, _arrows(ids), (_arrows(cells[0]), d), *map(_arrows, cells[1:])]
                 for loc, ids, cells, d in frows[:max_rows]]
-        parts.append(h.section("frames", f"Matched frames ({len(frows):,})",
-                               '<p class="dp-note">Largest compile-time change first; click a header to sort.</p>'
-                               + h.table(cols, rows, total=len(frows), noun="frames")))
-    for anchor, label, frames in (("only-base", "Only in BASE", cmp.only_base), ("only-new", "Only in NEW",
-                                                                                  cmp.only_new)):
-        if frames:
+        frames = (f"Matched frames ({len(frows):,})", h.table(cols, rows, total=len(frows), noun="frames"))
+    only = []
+    for anchor, label, found in (("only-base", "Only in BASE", cmp.only_base), ("only-new", "Only in NEW",
+                                                                                 cmp.only_new)):
+        if found:
             cols = [h.Col("compile id", code=True, nowrap=True), h.Col("frame", code=True), h.Col("time", True),
                     h.Col("guards", True)]
-            rows = [[f.trace_id, _where(f), h.secs(f.compile_time_s), h.num(f.guard_count)] for f in frames[:max_rows]]
-            parts.append(h.section(anchor, f"{label} ({len(frames):,})", h.table(cols, rows, total=len(frames))))
-    env = [[k, b, n] for k, b, n in environment_rows(base, new)]
-    parts.append(h.section("environment", "Environment", h.table([h.Col("setting"), h.Col("BASE"), h.Col("NEW")], env,
-                                                                 sortable=False)))
-    body = "\n".join(parts)
-    nav = [(a, label) for a, label in (("summary", "Summary"), ("totals", "Totals"), ("causes", "Causes"),
-                                       ("attribution", "Attribution"),
-                                       ("flamegraphs", "Flamegraphs"), ("frames", "Frames"), ("only-base", "Only BASE"),
-                                       ("only-new", "Only NEW"), ("environment", "Environment")) if f'id="{a}"' in body]
-    header = ('<header class="dp-top"><div class="dp-brand">dynaprof · compile-time comparison</div>'
-              f"<h1>{h.esc(names[0])} → {h.esc(names[1])}</h1><div class=\"dp-meta\">BASE {h.esc(base.run.target)} "
-              f"({h.esc(base.run.start_time)}) · NEW {h.esc(new.run.target)} ({h.esc(new.run.start_time)})"
-              f"{' · normalized' if cmp.normalize else ''}</div></header>")
-    data = {"headline": cmp.headline, "base": names[0], "new": names[1], "normalize": cmp.normalize}
-    return h.page(f"dynaprof compare: {names[0]} -> {names[1]}", header, nav, body, data)
+            only.append((anchor, f"{label} ({len(found):,})", h.table(
+                cols, [[f.trace_id, _where(f), h.secs(f.compile_time_s), h.num(f.guard_count)]
+                       for f in found[:max_rows]], total=len(found))))
+    env = h.table([h.Col("setting"), h.Col("BASE"), h.Col("NEW")], [list(r) for r in environment_rows(base, new)],
+                  sortable=False)
+    return CompareView(_arrows(cmp.headline), kpis, caveats(base, new, cmp.normalize),
+                       _row_table("metric", total_rows(cmp)), causes, attribution, graphs, frames, only, env)
+
+
+def compare_html(cmp: Comparison, base: Session, new: Session, names: tuple[str, str], svgs: dict[str, str],
+                 max_rows: int = 2000) -> str:
+    v = compare_view(cmp, base, new, svgs, max_rows)
+    present = ["summary", "totals", "environment", *(a for a, _, _ in v.only)]
+    present += [a for a, shown in (("causes", v.causes), ("attribution", v.attribution), ("flamegraphs", v.graphs),
+                                   ("frames", v.frames)) if shown]
+    page = h.Page(f"dynaprof compare: {names[0]} -> {names[1]}", "dynaprof · compile-time comparison",
+                  f"{names[0]} → {names[1]}",
+                  f"BASE {base.run.target} ({base.run.start_time}) · NEW {new.run.target} ({new.run.start_time})"
+                  + (" · normalized" if cmp.normalize else ""), h.nav(present, COMPARE_NAV),
+                  {"headline": cmp.headline, "base": names[0], "new": names[1], "normalize": cmp.normalize})
+    return h.render_page("compare.html.j2", page, v)
 
 
 def render_compare(cmp: Comparison, base: Session, new: Session, *, names: tuple[str, str],

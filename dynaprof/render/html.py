@@ -4,22 +4,29 @@ The page leads with the verdict and totals, then findings, the attribution, the 
 (their SVG inlined: each carries its own zoom/search script, written to work inlined, several
 per page), the call graph, sortable tables and one collapsible section per compile. A
 Content-Security-Policy forbids every fetch, so the file behaves the same offline, attached to a
-PR, or opened from a CI artifact. Text from user code is HTML-escaped everywhere (``esc``); the
-JSON island escapes ``<``, ``>`` and ``&`` (``script_json``).
+PR, or opened from a CI artifact.
+
+Every HTML page (this report, ``compare.html``, the multi-rank pages) is a Jinja2 template in
+``render/templates/`` rendered by :func:`render_page` with autoescaping on: the renderers build a
+view-model of plain, already formatted text and numbers (the dataclasses and named tuples below,
+the page's own in its module) and the template lays it out, escaping every value it prints. The
+only values marked safe (``markupsafe.Markup``) are the SVG our own writers made (which escape
+user text themselves), the package's own CSS/JS assets and the JSON island (``tojson``).
 """
 
 from __future__ import annotations
 
-import html
 import importlib
-import json
 import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any, cast
+from typing import Any, Literal, NamedTuple, cast
+
+import jinja2
+from markupsafe import Markup
 
 from dynaprof import fmt
 from dynaprof.analysis.cause_table import session_cause_table
@@ -31,46 +38,96 @@ from dynaprof.render.base import Deferred, Files, RenderContext, Renderer
 from dynaprof.render.colours import category_colour
 from dynaprof.render.files import CALLGRAPH_SVG, REPORT_HTML
 
-__all__ = ["Col", "Markup", "esc", "inline_svg", "kpi", "num", "page", "render_html", "script_json", "secs", "section",
-           "table"]
+__all__ = ["CSP", "TD", "Cell", "Col", "Kpi", "Link", "Page", "Table", "asset", "inline_svg", "num", "render_html",
+           "render_page", "report_html", "secs", "table"]
 
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
        "font-src data:; base-uri 'none'; form-action 'none'")
 #: tables longer than this show their heaviest rows and a count of the rest
 MAX_TABLE_ROWS = 2000
 
+#: characters HTML does not allow in text (C0 controls but tab, newline and CR; DEL; lone surrogates)
 _INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 _PROLOG = re.compile(r"^.*?(?=<svg[\s>])", re.S)
 
 
-class Markup(str):
-    """Text that is already HTML (built here from escaped parts); ``esc`` leaves it alone."""
+# ---------------------------------------------------------------------------------------------
+# templates
 
 
-def esc(text: object) -> str:
-    """HTML-escape text for element content and double- or single-quoted attributes."""
-    if isinstance(text, Markup):
-        return text
-    return html.escape(_INVALID.sub("\ufffd", str(text)), quote=True)
+def _finalize(value: object) -> object:
+    """Every ``{{ value }}`` a template prints, before autoescaping: characters HTML forbids in
+    text become U+FFFD (a lone surrogate could not even be written as UTF-8). ``Markup`` passes."""
+    if value.__class__ is str:  # nearly every value: a search is cheaper than a substitution
+        return _INVALID.sub("\ufffd", value) if _INVALID.search(value) else value
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return _INVALID.sub("\ufffd", value)
+    return value
 
 
-def script_json(obj: Any) -> str:
-    """JSON safe inside ``<script>``: ``<``, ``>``, ``&`` and line separators as ``\\uXXXX``."""
-    text = json.dumps(obj, ensure_ascii=False, allow_nan=False, sort_keys=True)
-    for ch, rep in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
-                    ("\u2029", "\\u2029")):
-        text = text.replace(ch, rep)
-    return text
+@cache
+def environment() -> jinja2.Environment:
+    """The templates' environment: HTML-escapes every printed value, fails on a missing name."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("dynaprof.render", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        finalize=_finalize,
+        keep_trailing_newline=True,
+        auto_reload=False,
+    )
+    # the JSON island: sorted keys for deterministic output, no NaN (not JSON); tojson itself
+    # writes <, >, & and ' as \uXXXX so the data cannot end its <script> element
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "allow_nan": False}
+    return env
 
 
-def inline_svg(svg: str) -> Markup:
-    """An SVG document ready to sit inside HTML: XML declaration, DOCTYPE and comments dropped."""
-    return Markup(_PROLOG.sub("", svg, count=1).strip())
+@dataclass(frozen=True)
+class Page:
+    """What every page has (``templates/page.html.j2``): the title, the header, the navigation
+    links to its sections and the JSON island (``None``: none)."""
+
+    title: str
+    brand: str
+    heading: str
+    meta: str | None  # the line under the heading; None: no line
+    nav: list[tuple[str, str]]  # (anchor, label)
+    data: dict[str, Any] | None = None
+
+
+def render_page(template: str, page: Page, view: object) -> str:
+    """Render ``templates/<template>`` (extending ``page.html.j2``) with ``page`` and its ``view``."""
+    # the stylesheet and script are the package's own files, inlined as they are
+    css, js = Markup(asset("report.css")), Markup(asset("report.js"))
+    return environment().get_template(template).render(csp=CSP, css=css, js=js, page=page, v=view)
 
 
 @cache
 def asset(name: str) -> str:
     return resources.files("dynaprof.render").joinpath(f"assets/{name}").read_text(encoding="utf-8")
+
+
+def inline_svg(svg: str) -> Markup:
+    """An SVG document ready to sit inside HTML: XML declaration, DOCTYPE and comments dropped.
+
+    Only for SVG our own writers made (``flamegraph_svg``, the call graph's Graphviz output of our
+    escaped DOT): they escape user text themselves, so the result is marked safe for templates."""
+    return Markup(_PROLOG.sub("", svg, count=1).strip())
+
+
+# ---------------------------------------------------------------------------------------------
+# view-model pieces the page templates share (templates/macros.html.j2)
+
+
+class Link(NamedTuple):
+    href: str
+    label: str
+
+
+class Kpi(NamedTuple):
+    label: str
+    value: str
+    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,28 +137,58 @@ class Col:
     code: bool = False
     nowrap: bool = False  # short code-like cells (compile ids, file:line) that must not break
 
+    @property
+    def cls(self) -> str:
+        """The class of this column's cells."""
+        return "n" if self.numeric else ("code" + " nw" * self.nowrap) if self.code else ""
+
+
+class Cell(NamedTuple):
+    """A table cell given to ``table``: its text, or links instead (joined by " · "), optionally
+    inside a ``<span>`` of class ``span``; ``key`` sorts it."""
+
+    text: str = ""
+    key: float | None = None
+    span: str = ""
+    links: tuple[Link, ...] = ()
+
+
+#: a cell as the template gets it: (class, sort key as text or "", text, span class or "", links)
+TD = tuple[str, str, str, str, tuple[Link, ...]]
+
+
+@dataclass(frozen=True)
+class Table:
+    cols: Sequence[Col]
+    rows: list[list[TD]]
+    classes: str
+    wrap: str  # the class of the box around it: "dp-scroll" (long tables) or "dp-x"
+    more: str = ""  # how many rows were left out ("1,000"), "" when none
+    noun: str = "rows"
+
 
 def table(cols: Sequence[Col], rows: Iterable[Sequence[object]], *, sortable: bool = True, scroll: bool = False,
-          total: int | None = None, noun: str = "rows", compact: bool = False) -> str:
-    """A table; each cell is text (escaped here), ``Markup``, or a (text, numeric sort key) pair."""
-    head = "".join(f'<th{" class=n" if c.numeric else ""}>{esc(c.label)}</th>' for c in cols)
-    body: list[str] = []
+          total: int | None = None, noun: str = "rows", compact: bool = False) -> Table:
+    """A table; each cell is text, a (text, numeric sort key) pair or a ``Cell``."""
+    classes = [c.cls for c in cols]
+    body: list[list[TD]] = []
     for row in rows:
-        cells = []
-        for c, cell in zip(cols, row, strict=True):
-            text, key = cell if isinstance(cell, tuple) else (cell, None)
+        cells: list[TD] = []
+        for cls, cell in zip(classes, row, strict=True):
+            text: object
+            if isinstance(cell, Cell):
+                text, key, span, links = cell
+            elif isinstance(cell, tuple):
+                (text, key), span, links = cell, "", ()
+            else:
+                text, key, span, links = cell, None, "", ()
             key = key if isinstance(key, (int, float)) else None
-            cls = "n" if c.numeric else ("code" + " nw" * c.nowrap) if c.code else ""
-            attrs = (f' class="{cls}"' if cls else "") + (f' data-sort="{key:.9g}"' if key is not None else "")
-            cells.append(f"<td{attrs}>{esc(text)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    classes = "dp-table" + (" sortable" if sortable else "") + (" compact" if compact else "")
-    out = (f'<table class="{classes}"><thead><tr>{head}</tr></thead>'
-           f"<tbody>{''.join(body)}</tbody></table>")
-    out = f'<div class="{"dp-scroll" if scroll or len(body) > 30 else "dp-x"}">{out}</div>'
-    if total is not None and total > len(body):
-        out += f'<p class="dp-note">... and {total - len(body):,} more {esc(noun)} not shown</p>'
-    return out
+            cells.append((cls, "" if key is None else f"{key:.9g}", text if isinstance(text, str) else str(text), span,
+                          links))
+        body.append(cells)
+    more = f"{total - len(body):,}" if total is not None and total > len(body) else ""
+    return Table(cols, body, "dp-table" + (" sortable" if sortable else "") + (" compact" if compact else ""),
+                 "dp-scroll" if scroll or len(body) > 30 else "dp-x", more, noun)
 
 
 def secs(s: float | None) -> tuple[str, float | None]:
@@ -112,128 +199,197 @@ def num(n: int | None) -> tuple[str, float | None]:
     return fmt.count(n), None if n is None else float(n)
 
 
-def section(anchor: str, title: str, body: str) -> str:
-    return f'<section class="dp-card" id="{esc(anchor)}"><h2>{esc(title)}</h2>{body}</section>'
-
-
-def page(title: str, header: str, nav: Sequence[tuple[str, str]], body: str, data: Any = None) -> str:
-    """The whole document: ``header`` and ``body`` are HTML, ``nav`` (anchor, label) pairs."""
-    links = "".join(f'<a href="#{esc(a)}">{esc(label)}</a>' for a, label in nav)
-    island = (f'<script type="application/json" id="dp-data">{script_json(data)}</script>\n'
-              if data is not None else "")
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        '<meta name="referrer" content="no-referrer">\n'
-        f"<title>{esc(title)}</title>\n<style>\n{asset('report.css')}</style>\n</head>\n<body>\n"
-        f'{header}\n<nav class="dp-nav">{links}</nav>\n<main>\n{body}\n</main>\n'
-        '<footer class="dp-foot">Generated by dynaprof · self-contained: no network access</footer>\n'
-        f"{island}<script>\n{asset('report.js')}</script>\n</body>\n</html>\n"
-    )
+def nav(present: Iterable[str], order: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (anchor, label) links of the sections present, in ``order``."""
+    have = set(present)
+    return [(a, label) for a, label in order if a in have]
 
 
 # ---------------------------------------------------------------------------------------------
-# report sections
+# the report's view-model (templates/report.html.j2)
 
 
-def _header(s: Session) -> str:
+@dataclass(frozen=True)
+class CauseRow:
+    label: str
+    cells: list[str]  # one per phase column, "" for nothing
+    total: str
+    pct: str
+    wasted: str
+    cls: str = ""  # "dp-sub" (a detail line), "dp-total"
+
+
+@dataclass(frozen=True)
+class Causes:
+    columns: list[tuple[str, str]]  # (label, description)
+    waste: bool  # the restart waste column is shown
+    rows: list[CauseRow]
+    notes: list[str]
+
+
+class Bar(NamedTuple):
+    label: str
+    colour: str
+    width: str  # percent of the largest, "12.3"
+    seconds: str
+    pct: str
+
+
+@dataclass(frozen=True)
+class Attribution:
+    bars: list[Bar]  # empty: no samples
+    sampled: str = ""
+    total: str = ""
+
+
+class Flame(NamedTuple):
+    view: str
+    label: str
+    box: bool  # in a fixed-height box
+    svg: Markup
+
+
+class FrameLinks(NamedTuple):
+    id: str
+    name: str
+    loc: str
+    links: list[Link]
+
+
+@dataclass(frozen=True)
+class Flamegraphs:
+    available: bool
+    graphs: list[Flame] = field(default_factory=list)
+    frames: list[FrameLinks] = field(default_factory=list)  # links to the per-compile flamegraphs
+    frames_title: str = ""
+
+
+@dataclass(frozen=True)
+class CallGraph:
+    note: str = ""  # why there is no graph
+    svg: Markup | None = None
+
+
+class Pill(NamedTuple):
+    text: str
+    kind: str = ""  # "bad", "warn"
+
+
+class Block(NamedTuple):
+    """One part of a compile's body: a fact list, a titled table or a preformatted text."""
+
+    kind: Literal["facts", "table", "pre"]
+    title: str = ""
+    facts: tuple[tuple[str, str], ...] = ()
+    table: Table | None = None
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class FrameView:
+    id: str
+    name: str
+    loc: str
+    pills: list[Pill]
+    time: str
+    blocks: list[Block]
+
+
+@dataclass(frozen=True)
+class Compiles:
+    frames: list[FrameView]
+    more: str = ""  # how many faster compiles are not shown
+
+
+@dataclass(frozen=True)
+class Report:
+    page: Page
+    verdict: str
+    kpis: list[Kpi]
+    also: list[str]
+    causes: Causes | None
+    attribution: Attribution
+    flamegraphs: Flamegraphs
+    callgraph: CallGraph
+    frames_title: str
+    frames: Table
+    properties: Table | None
+    traced: Table | None
+    compiles: Compiles | None
+    reasons: list[tuple[str, Table]]
+    environment: list[tuple[str, str]]
+    command: str
+    notes: list[str]
+
+
+def _meta(s: Session) -> str:
     r = s.run
-    meta = " · ".join(x for x in (
+    return " · ".join(x for x in (
         f"started {r.start_time}", f"torch {r.torch_version or '?'}", f"Python {r.python_version}",
         f"device {r.device or '?'}", r.platform, "complete" if r.complete else f"incomplete ({r.end_reason})",
     ) if x)
-    return (f'<header class="dp-top"><div class="dp-brand">dynaprof · torch.compile compile-time report</div>'
-            f"<h1>{esc(fmt.one_line(r.target, 300))}</h1><div class=\"dp-meta\">{esc(meta)}</div></header>")
 
 
-def kpi(label: str, value: str, detail: str = "") -> str:
-    d = f'<div class="d">{esc(detail)}</div>' if detail else ""
-    return f'<div class="dp-kpi"><div class="k">{esc(label)}</div><div class="v">{esc(value)}</div>{d}</div>'
-
-
-def _summary(s: Session) -> str:
+def _kpis(s: Session) -> list[Kpi]:
     t = totals(s)
     sampled = s.samples
-    kpis = [
-        kpi("compile time", fmt.seconds(s.total_compile_s),
-             f"of {fmt.seconds(s.run.wall_s)} run" if s.run.wall_s is not None else ""),
-        kpi("compiled frames", f"{int(t['frames'] or 0):,}",
-             f"{int(t['failed'] or 0):,} failed" if t["failed"] else ""),
-        kpi("restarts", fmt.count(_i(t["restarts"]))),
-        kpi("graph breaks", fmt.count(_i(t["graph_breaks"]))),
-        kpi("guards", fmt.count(_i(t["guards"])), "all frames"),
-        kpi("samples", f"{sampled.count:,}" if sampled else "none",
-             f"{sampled.achieved_hz:,.0f} Hz" if sampled and sampled.achieved_hz else ""),
+    return [
+        Kpi("compile time", fmt.seconds(s.total_compile_s),
+            f"of {fmt.seconds(s.run.wall_s)} run" if s.run.wall_s is not None else ""),
+        Kpi("compiled frames", f"{int(t['frames'] or 0):,}",
+            f"{int(t['failed'] or 0):,} failed" if t["failed"] else ""),
+        Kpi("restarts", fmt.count(_i(t["restarts"]))),
+        Kpi("graph breaks", fmt.count(_i(t["graph_breaks"]))),
+        Kpi("guards", fmt.count(_i(t["guards"])), "all frames"),
+        Kpi("samples", f"{sampled.count:,}" if sampled else "none",
+            f"{sampled.achieved_hz:,.0f} Hz" if sampled and sampled.achieved_hz else ""),
     ]
-    found = findings(s)
-    items = "".join(f"<li>{esc(f.text)}</li>" for f in found[1:])
-    more = f'<h3>Also</h3><ul class="dp-findings">{items}</ul>' if items else ""
-    return section("summary", "Summary",
-                   f'<div class="dp-verdict"><b>Verdict</b>{esc(hottest(s))}</div>'
-                   f'<div class="dp-kpis">{"".join(kpis)}</div>{more}')
 
 
 def _i(v: float | int | None) -> int | None:
     return None if v is None else int(v)
 
 
-def _attribution(s: Session) -> str:
+def _attribution(s: Session) -> Attribution:
     cats = sorted(((k, v) for k, v in s.attribution.items() if v > 0), key=lambda kv: -kv[1])
     if not cats:
-        return section("attribution", "Where compile time went",
-                       '<p class="dp-note">No samples: run with a sampler to attribute compile time.</p>')
+        return Attribution([])
     total = s.total_compile_s
     top = cats[0][1]
-    rows = "".join(
-        f'<div><span class="dp-swatch" style="background:{category_colour(k)}"></span>'
-        f"{esc(CATEGORY_LABELS.get(k, k))}</div>"
-        f'<div class="bar"><span style="width:{100 * v / top:.1f}%;background:{category_colour(k)}"></span></div>'
-        f'<div class="n">{esc(fmt.seconds(v))}</div><div class="n">{esc(fmt.pct(v, total))}</div>'
-        for k, v in cats)
+    bars = [Bar(CATEGORY_LABELS.get(k, k), category_colour(k), f"{100 * v / top:.1f}", fmt.seconds(v),
+                fmt.pct(v, total)) for k, v in cats]
     sampled = s.samples.seconds if s.samples else 0.0
-    note = (f'<p class="dp-note">Sampled {esc(fmt.seconds(sampled))} of {esc(fmt.seconds(total))} compile time; '
-            "each sample lands in exactly one category (first matching rule wins).</p>")
-    return section("attribution", "Where compile time went", f'<div class="dp-bars">{rows}</div>{note}')
+    return Attribution(bars, fmt.seconds(sampled), fmt.seconds(total))
 
 
-def _causes(s: Session) -> str:
+def _causes(s: Session) -> Causes | None:
     """The cause x phase table (``analysis.cause_table``); nothing for sessions without it."""
     t = session_cause_table(s, max_rows=25)
     if t is None:
-        return ""
+        return None
     waste = t.restart_waste > 0
-    head = "".join(f'<th class=n title="{esc(c.description)}">{esc(c.label)}</th>' for c in t.columns)
-    head = f"<th>cause</th>{head}<th class=n>total</th><th class=n>% of compile</th>"
-    head += "<th class=n>restart waste</th>" if waste else ""
 
-    def row(label: str, cells: dict[str, float] | None, total: float, wasted: float, cls: str = "") -> str:
-        tds = [f'<td class="code">{esc(label)}</td>']
-        tds += [f'<td class="n">{esc(fmt.seconds(v)) if v > 0 else ""}</td>'
-                for v in ((cells or {}).get(c.key, 0.0) for c in t.columns)]
-        tds += [f'<td class="n">{esc(fmt.seconds(total))}</td>',
-                f'<td class="n">{esc(fmt.pct(total, t.compile_s))}</td>']
-        tds += [f'<td class="n">{esc(fmt.seconds(wasted)) if wasted > 0 else ""}</td>'] if waste else []
-        return f'<tr{f" class={cls}" if cls else ""}>{"".join(tds)}</tr>'
+    def row(label: str, cells: dict[str, float] | None, total: float, wasted: float, cls: str = "") -> CauseRow:
+        return CauseRow(label, [fmt.seconds(v) if v > 0 else "" for v in ((cells or {}).get(c.key, 0.0)
+                                                                           for c in t.columns)],
+                        fmt.seconds(total), fmt.pct(total, t.compile_s), fmt.seconds(wasted) if wasted > 0 else "",
+                        cls)
 
-    body = []
+    rows = []
     for r in t.rows:
-        body.append(row(md.cause_label(r.cause, r.folded), r.cells, r.total, r.wasted))
-        body += [row("↳ " + d.label, None, d.seconds, 0.0, "dp-sub") for d in r.details]
+        rows.append(row(md.cause_label(r.cause, r.folded), r.cells, r.total, r.wasted))
+        rows += [row("↳ " + d.label, None, d.seconds, 0.0, "dp-sub") for d in r.details]
         if r.more_details[0]:
-            body.append(row(f"↳ +{r.more_details[0]:,} more", None, r.more_details[1], 0.0, "dp-sub"))
-    body.append(row("all causes", t.totals.cells, t.totals.total, t.totals.wasted, "dp-total"))
-    notes = "".join(f'<p class="dp-note">{esc(n)}</p>' for n in md.cause_table_notes(t))
-    table_html = (f'<div class="dp-x"><table class="dp-table dp-causes"><thead><tr>{head}</tr></thead>'
-                  f'<tbody>{"".join(body)}</tbody></table></div>')
-    return section("causes", "By cause and phase", table_html + notes)
+            rows.append(row(f"↳ +{r.more_details[0]:,} more", None, r.more_details[1], 0.0, "dp-sub"))
+    rows.append(row("all causes", t.totals.cells, t.totals.total, t.totals.wasted, "dp-total"))
+    return Causes([(c.label, c.description) for c in t.columns], waste, rows, md.cause_table_notes(t))
 
 
 #: the order the report shows the flamegraphs in: the user's code first
 _VIEW_ORDER = {"traced": 0, "compiler": 1, "inline": 2}
 
 
-def _flamegraphs(ctx: RenderContext) -> str:
+def _flamegraphs(ctx: RenderContext) -> Flamegraphs:
     try:
         from dynaprof.render.flamegraph import (
             VIEW_DESCRIPTIONS,
@@ -242,24 +398,16 @@ def _flamegraphs(ctx: RenderContext) -> str:
             run_flamegraph,
         )
     except ImportError:  # pragma: no cover - the flamegraph renderer ships with dynaprof
-        return section("flamegraphs", "Flamegraphs", '<p class="dp-note">Flamegraph renderer not available.</p>')
-    parts = []
-    for view in sorted(available_views(ctx.session), key=lambda v: _VIEW_ORDER.get(v, 9)):
-        svg = run_flamegraph(ctx, view)
-        label = esc(VIEW_DESCRIPTIONS.get(view, view))
-        # the user-code view is drawn whole; the deeper ones sit in a fixed-height box
-        box = "" if view == "traced" else " dp-box"
-        parts.append(f'<div class="dp-graph dp-flame{box}" data-view="{esc(view)}" aria-label="{label}">'
-                     f"{inline_svg(svg)}</div>")
-    hint = ('<p class="dp-note">User-code view first: every sampled second on the user code it was spent for, '
-            "coloured by compiler phase. Then the compiler view (Dynamo's interpreter folded into the user functions "
-            "it traces; colours: each frame's own attribution category, pale where a frame only passes time on), "
-            'in a box that scrolls. Click a frame to zoom, "Reset zoom" or Esc to go back; "Search" (or Ctrl-F with '
-            "the pointer over a graph) highlights matching functions.</p>")
-    return section("flamegraphs", "Flamegraphs", hint + "".join(parts) + _frame_flame_links(ctx, frame_file_names))
+        return Flamegraphs(False)
+    graphs = [Flame(view, VIEW_DESCRIPTIONS.get(view, view), view != "traced", inline_svg(run_flamegraph(ctx, view)))
+              # the user-code view is drawn whole; the deeper ones sit in a fixed-height box
+              for view in sorted(available_views(ctx.session), key=lambda v: _VIEW_ORDER.get(v, 9))]
+    links = _frame_flame_links(ctx, frame_file_names)
+    return Flamegraphs(True, graphs, links, f"Per compile ({len(links):,})")
 
 
-def _frame_flame_links(ctx: RenderContext, frame_file_names: Callable[[Session, int | None], dict[str, str]]) -> str:
+def _frame_flame_links(ctx: RenderContext,
+                       frame_file_names: Callable[[Session, int | None], dict[str, str]]) -> list[FrameLinks]:
     """Links to the per-compile flamegraphs this render wrote (``flames/<stem>-<view>.svg``)."""
     s = ctx.session
     names: dict[str, str] = frame_file_names(s, ctx.options.max_frame_graphs)
@@ -269,17 +417,13 @@ def _frame_flame_links(ctx: RenderContext, frame_file_names: Callable[[Session, 
         for view, label in (("traced", "user code"), ("compiler", "compiler")):
             rel = f"flames/{stem}-{view}.svg"
             if ctx.made is None or rel in ctx.made:
-                links.append(f'<a href="{esc(rel)}">{esc(label)}</a>')
+                links.append(Link(rel, label))
         f = s.frame(key)
         if not links or f is None:
             continue
         name, filename, lineno = display_name(f)
-        items.append(f'<li><span class="dp-id">{esc(md.frame_id(f))}</span> {esc(fmt.one_line(name, 120))} '
-                     f'<span class="dp-loc">{esc(fmt.location(filename, lineno))}</span>: {" · ".join(links)}</li>')
-    if not items:
-        return ""
-    return (f'<h3>Per compile ({len(items):,})</h3><p class="dp-note">Each compile\'s flamegraphs, as separate '
-            f'files next to this report.</p><ul class="dp-flame-links">{"".join(items)}</ul>')
+        items.append(FrameLinks(md.frame_id(f), fmt.one_line(name, 120), fmt.location(filename, lineno), links))
+    return items
 
 
 def _load_renderer(module: str, func: str) -> Renderer | None:
@@ -292,13 +436,12 @@ def _load_renderer(module: str, func: str) -> Renderer | None:
     return cast(Renderer, getattr(mod, func, None))
 
 
-def _callgraph(ctx: RenderContext) -> str:
+def _callgraph(ctx: RenderContext) -> CallGraph:
     made = ctx.memo.get("callgraph")  # what the call graph renderer made (maybe in another process)
     s = ctx.session
     if made is None and s.samples is None and not ctx.cprofile:
         # nothing to draw: skip the call graph renderer and its imports (networkx)
-        return section("callgraph", "Call graph",
-                       '<p class="dp-note">no call graph: this session has no samples or cProfile data.</p>')
+        return CallGraph("no call graph: this session has no samples or cProfile data.")
     render = None if made is not None else _load_renderer("dynaprof.render.callgraph", "render_callgraph")
     files = dict(made) if made is not None else render(ctx) if render is not None else {}
     svg = files.get(CALLGRAPH_SVG)
@@ -308,72 +451,61 @@ def _callgraph(ctx: RenderContext) -> str:
         svg = svg.decode("utf-8", "replace")
     if not svg:
         why = "call graph renderer not available" if render is None else "no call graph (Graphviz `dot` not run)"
-        return section("callgraph", "Call graph", f'<p class="dp-note">{esc(why)}.</p>')
-    tools = ('<span class="dp-tools dp-pz-tools"><button type="button" data-pz="in">Zoom in</button>'
-             '<button type="button" data-pz="out">Zoom out</button><button type="button" data-pz="fit">Fit</button>'
-             "</span>")
-    return section("callgraph", "Call graph",
-                   '<div class="dp-bar"><p class="dp-note">The heaviest compiler functions by sampled time (fill: '
-                   "inclusive time, light to dark grey; outline: attribution category, the flamegraph's colours; "
-                   "the legend in the graph explains them). Drag or scroll to pan, Ctrl + scroll (or the buttons, "
-                   f"or +/-/0 with the pointer over it) to zoom.</p>{tools}</div>"
-                   f'<div class="dp-graph dp-callgraph">{inline_svg(svg)}</div>')
+        return CallGraph(why + ".")
+    return CallGraph(svg=inline_svg(svg))
 
 
-def _frames_table(s: Session) -> str:
-    ordered = md.frames_by_time(s)
+def _frames_table(ordered: list[CompiledFrame]) -> Table:
     cols = [Col("compile id", code=True, nowrap=True), Col("function"), Col("location", code=True, nowrap=True),
             Col("status"), Col("time", True), Col("restarts", True), Col("graph breaks", True), Col("guards", True),
             Col("inlined calls", True), Col("graph ops", True)]
-    rows = [[(md.frame_id(f), float(i)), fmt.one_line(display_name(f)[0], 200),
-             fmt.location(display_name(f)[1], display_name(f)[2]), f.status,
-             secs(f.compile_time_s), num(f.restarts), num(f.graph_breaks), num(f.guard_count),
-             num(f.inlined_calls), num(f.graph_op_count)] for i, f in enumerate(ordered[:MAX_TABLE_ROWS])]
-    return section("frames", f"Compiled frames ({len(ordered):,})",
-                   '<p class="dp-note">Slowest first; click a column header to sort.</p>'
-                   + table(cols, rows, total=len(ordered), noun="frames"))
+    rows = []
+    for i, f in enumerate(ordered[:MAX_TABLE_ROWS]):
+        name, filename, lineno = display_name(f)
+        rows.append([(md.frame_id(f), float(i)), fmt.one_line(name, 200), fmt.location(filename, lineno), f.status,
+                     secs(f.compile_time_s), num(f.restarts), num(f.graph_breaks), num(f.guard_count),
+                     num(f.inlined_calls), num(f.graph_op_count)])
+    return table(cols, rows, total=len(ordered), noun="frames")
 
 
-def _properties(s: Session) -> str:
+def _properties(s: Session) -> Table | None:
     props = md.parametrized_properties(s)
     if not props:
-        return ""
+        return None
     rows = [[p.label, num(p.count), num(p.instances), secs(p.seconds)] for p in props[:MAX_TABLE_ROWS]]
     cols = [Col("property", code=True), Col("times traced", True), Col("instances", True), Col("seconds", True)]
-    return section("properties", "Parametrized properties",
-                   '<p class="dp-note">Exact time Dynamo spent tracing the @property that nn.utils.parametrize '
-                   "injects (outermost only).</p>" + table(cols, rows, total=len(props), noun="properties"))
+    return table(cols, rows, total=len(props), noun="properties")
 
 
-def _traced(s: Session, derived: Derived) -> str:
+def _traced(s: Session, derived: Derived) -> Table | None:
     times = md.traced_function_times(s, derived)
     if not times:
-        return ""
+        return None
     rows = [[t.func.name + (" (property)" if t.func.kind == "property" else ""),
              fmt.location(t.func.filename, t.func.lineno), secs(t.self_s), secs(t.inclusive_s)]
             for t in times[:200]]
     cols = [Col("traced user function", code=True), Col("location", code=True, nowrap=True), Col("self", True),
             Col("inclusive", True)]
-    return section("traced", "Traced user functions (sampled)", table(cols, rows, total=len(times), noun="functions"))
+    return table(cols, rows, total=len(times), noun="functions")
 
 
-def _reasons(s: Session) -> str:
+def _reasons(s: Session) -> list[tuple[str, Table]]:
     out = []
     rr = md.restart_reasons(s)
     if rr:
         rows = [[r, num(n), ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")] for r, n, ids in rr[:500]]
-        out.append("<h3>Restart reasons</h3>" + table([Col("reason", code=True), Col("times", True), Col("frames")],
-                                                       rows, total=len(rr), noun="reasons"))
+        out.append(("Restart reasons", table([Col("reason", code=True), Col("times", True), Col("frames")], rows,
+                                             total=len(rr), noun="reasons")))
     gb = md.graph_break_reasons(s)
     if gb:
-        rows = [[r, loc, num(n)] for r, loc, n in gb[:500]]
-        out.append("<h3>Graph break reasons</h3>" + table(
-            [Col("reason", code=True), Col("user location", code=True, nowrap=True), Col("count", True)], rows,
-            total=len(gb), noun="reasons"))
-    return section("reasons", "Restarts and graph breaks", "".join(out)) if out else ""
+        gb_rows = [[r, loc, num(n)] for r, loc, n in gb[:500]]
+        out.append(("Graph break reasons", table(
+            [Col("reason", code=True), Col("user location", code=True, nowrap=True), Col("count", True)], gb_rows,
+            total=len(gb), noun="reasons")))
+    return out
 
 
-def _environment(s: Session) -> str:
+def _environment(s: Session) -> list[tuple[str, str]]:
     r, c = s.run, s.capture
     facts = [("target", r.target), ("torch", r.torch_version or "?"), ("python", r.python_version),
              ("device", r.device or "?"), ("platform", r.platform), ("host", r.hostname), ("cwd", r.cwd),
@@ -381,35 +513,24 @@ def _environment(s: Session) -> str:
              ("dynaprof", r.dynaprof_version), ("started", r.start_time),
              ("exit", fmt.exit_fact(r.end_reason, r.exit_status))]
     facts += [("warning", w) for w in c.warnings]
-    dl = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts)
-    cmd = shlex.join(r.command) or "?"
-    return section("environment", "Environment and reproduction",
-                   f'<dl class="dp-facts">{dl}</dl><h3>Reproduce</h3><pre class="dp-pre">{esc(cmd)}</pre>')
+    return [(k, str(v)) for k, v in facts]
 
 
-def _pill(text: str, kind: str = "") -> str:
-    return f'<span class="dp-pill{" " + kind if kind else ""}">{esc(text)}</span>'
+def _facts(items: Iterable[tuple[str, object]]) -> list[tuple[str, str]]:
+    return [(k, str(v)) for k, v in items if v is not None and v != ""]
 
 
-def _facts(items: Iterable[tuple[str, object]]) -> str:
-    dl = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in items if v is not None and v != "")
-    return f'<dl class="dp-facts">{dl}</dl>' if dl else ""
-
-
-def _frame(s: Session, f: CompiledFrame) -> str:
-    pills = [_pill(f.status, "bad")] if f.status != "ok" else []
+def _frame(f: CompiledFrame) -> FrameView:
+    pills = [Pill(f.status, "bad")] if f.status != "ok" else []
     if f.restarts:
-        pills.append(_pill(f"{f.restarts} restart{'s' * (f.restarts != 1)}", "warn"))
+        pills.append(Pill(f"{f.restarts} restart{'s' * (f.restarts != 1)}", "warn"))
     if f.graph_breaks:
-        pills.append(_pill(f"{f.graph_breaks} graph break{'s' * (f.graph_breaks != 1)}", "warn"))
+        pills.append(Pill(f"{f.graph_breaks} graph break{'s' * (f.graph_breaks != 1)}", "warn"))
     if f.recompile_reason:
-        pills.append(_pill("recompile", "warn"))
-    pills.append(_pill(f"{fmt.count(f.guard_count)} guards"))
-    head = (f'<summary><span class="dp-id">{esc(md.frame_id(f))}</span><span>{esc(fmt.one_line(f.name, 120))}</span>'
-            f'<span class="dp-loc">{esc(fmt.location(f.filename, f.lineno))}</span>{"".join(pills)}'
-            f'<span class="dp-time">{esc(md.frame_time(f))}</span></summary>')
+        pills.append(Pill("recompile", "warn"))
+    pills.append(Pill(f"{fmt.count(f.guard_count)} guards"))
     g = f.guards
-    parts = [_facts([
+    facts = _facts([
         ("file", f"{f.filename}:{f.lineno}"), ("thread", f"{f.thread_name} ({f.thread})"),
         ("started", f"{f.start_s:.3f} s into the run"), ("compile time", fmt.seconds(f.compile_time_s)),
         ("generation", f.generation or None), ("recompile reason", f.recompile_reason),
@@ -422,9 +543,12 @@ def _frame(s: Session, f: CompiledFrame) -> str:
                   f"{fmt.count(f.graph_input_count)} inputs"),
         ("traced", f"{fmt.count(f.ir_count)} bytecode instructions, {fmt.count(f.inlined_calls)} inlined calls"),
         ("cProfile", f.cprofile),
-    ])]
-    def sub(title: str, cols: list[Col], rows: list[list[object]], total: int | None = None, noun: str = "") -> None:
-        parts.append(f"<h3>{esc(title)}</h3>" + table(cols, rows, compact=True, total=total, noun=noun))
+    ])
+    blocks = [Block("facts", facts=tuple(facts))] if facts else []
+
+    def sub(title: str, cols: list[Col], rows: Iterable[Sequence[object]], total: int | None = None,
+            noun: str = "") -> None:
+        blocks.append(Block("table", title, table=table(cols, rows, compact=True, total=total, noun=noun)))
 
     if f.phases:
         phases = sorted(f.phases.items(), key=lambda kv: -kv[1])
@@ -439,7 +563,7 @@ def _frame(s: Session, f: CompiledFrame) -> str:
             [[str(a.index), secs(a.start_s), secs(a.duration_s), ("final" if a.index >= f.restarts else "discarded")
               + (" (sampled seconds: torch did not time attempts)" if a.source == "sampled" else "")]
              for a in sorted(f.attempts, key=lambda a: a.index)])
-        parts.extend(f'<pre class="dp-pre">{esc(md.restart_detail_text(r))}</pre>' for r in f.restart_details[:20])
+        blocks.extend(Block("pre", text=md.restart_detail_text(r)) for r in f.restart_details[:20])
     if f.graph_break_reasons:
         sub("Graph breaks", [Col("reason", code=True), Col("location", code=True, nowrap=True)],
             [[fmt.one_line(b.reason, 400), fmt.location(b.filename, b.lineno) if b.filename else ""]
@@ -455,44 +579,55 @@ def _frame(s: Session, f: CompiledFrame) -> str:
              for p in sorted(f.properties, key=lambda p: -p.seconds)[:100]], len(f.properties), "properties")
     if f.call_site:
         lines = "\n".join(f"{fmt.location(c.filename, c.lineno)} in {c.name}" for c in f.call_site)
-        parts.append(f'<h3>Call site</h3><pre class="dp-pre">{esc(lines)}</pre>')
-    return f'<details class="dp-frame">{head}<div class="body">{"".join(parts)}</div></details>'
+        blocks.append(Block("pre", "Call site", text=lines))
+    return FrameView(md.frame_id(f), fmt.one_line(f.name, 120), fmt.location(f.filename, f.lineno), pills,
+                     md.frame_time(f), blocks)
 
 
-def frame_sections(s: Session, limit: int = 200) -> str:
-    if not s.frames:
-        return ""
+def _compiles(ordered: list[CompiledFrame], limit: int = 200) -> Compiles | None:
+    if not ordered:
+        return None
+    more = f"{len(ordered) - limit:,}" if len(ordered) > limit else ""
+    return Compiles([_frame(f) for f in ordered[:limit]], more)
+
+
+#: the report's sections in page order, with their navigation labels
+REPORT_NAV = (("summary", "Summary"), ("causes", "Causes"), ("attribution", "Attribution"),
+              ("flamegraphs", "Flamegraphs"), ("callgraph", "Call graph"), ("frames", "Frames"),
+              ("properties", "Properties"), ("traced", "Traced functions"), ("compiles", "Per compile"),
+              ("reasons", "Restarts & breaks"), ("environment", "Environment"), ("notes", "Notes"))
+
+
+def report_view(ctx: RenderContext) -> Report:
+    """What ``report.html`` shows, as text ready to print."""
+    s = ctx.session
     ordered = md.frames_by_time(s)
-    tools = ('<div class="dp-bar"><p class="dp-note">Slowest first; click one to open it.</p><span class="dp-tools">'
-             '<button type="button" data-expand="open" data-target="compiles">Expand all</button>'
-             '<button type="button" data-expand="close" data-target="compiles">Collapse all</button></span></div>')
-    more = (f'<p class="dp-note">... and {len(ordered) - limit:,} faster compiles not shown</p>'
-            if len(ordered) > limit else "")
-    body = tools + "".join(
-        _frame(s, f) for f in ordered[:limit]) + more
-    return section("compiles", "Per compile", body)
-
-
-def _notes(ctx: RenderContext) -> str:
-    if not ctx.notes:
-        return ""
-    return section("notes", "Notes", "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in ctx.notes) + "</ul>")
+    causes, attribution = _causes(s), _attribution(s)
+    flames, callgraph = _flamegraphs(ctx), _callgraph(ctx)
+    frames = _frames_table(ordered)
+    properties, traced = _properties(s), _traced(s, ctx.derived)
+    compiles, reasons = _compiles(ordered), _reasons(s)
+    notes = list(ctx.notes)  # last: the sections above may have added notes
+    present = [a for a, shown in (
+        ("summary", True), ("causes", causes), ("attribution", True), ("flamegraphs", True), ("callgraph", True),
+        ("frames", True), ("properties", properties), ("traced", traced), ("compiles", compiles),
+        ("reasons", reasons), ("environment", True), ("notes", notes)) if shown]
+    found, verdict = findings(s), hottest(s)
+    data = {"target": s.run.target, "verdict": verdict, "totals": totals(s),
+            "findings": [{"key": f.key, "seconds": f.seconds, "text": f.text} for f in found]}
+    page = Page(f"dynaprof: {fmt.one_line(s.run.target, 120)}", "dynaprof · torch.compile compile-time report",
+                fmt.one_line(s.run.target, 300), _meta(s), nav(present, REPORT_NAV), data)
+    return Report(
+        page=page, verdict=verdict, kpis=_kpis(s), also=[f.text for f in found[1:]],
+        causes=causes, attribution=attribution, flamegraphs=flames, callgraph=callgraph,
+        frames_title=f"Compiled frames ({len(ordered):,})", frames=frames, properties=properties, traced=traced,
+        compiles=compiles, reasons=reasons, environment=_environment(s), command=shlex.join(s.run.command) or "?",
+        notes=notes)
 
 
 def report_html(ctx: RenderContext) -> str:
-    s = ctx.session
-    sections = [_summary(s), _causes(s), _attribution(s), _flamegraphs(ctx), _callgraph(ctx), _frames_table(s),
-                _properties(s), _traced(s, ctx.derived), frame_sections(s), _reasons(s), _environment(s)]
-    sections.append(_notes(ctx))  # last: earlier sections may have added notes
-    body = "\n".join(x for x in sections if x)
-    nav = [(a, label) for a, label in (
-        ("summary", "Summary"), ("causes", "Causes"), ("attribution", "Attribution"), ("flamegraphs", "Flamegraphs"),
-        ("callgraph", "Call graph"), ("frames", "Frames"), ("properties", "Properties"),
-        ("traced", "Traced functions"), ("compiles", "Per compile"), ("reasons", "Restarts & breaks"),
-        ("environment", "Environment"), ("notes", "Notes")) if f'id="{a}"' in body]
-    data = {"target": s.run.target, "verdict": hottest(s), "totals": totals(s),
-            "findings": [{"key": f.key, "seconds": f.seconds, "text": f.text} for f in findings(s)]}
-    return page(f"dynaprof: {fmt.one_line(s.run.target, 120)}", _header(s), nav, body, data)
+    r = report_view(ctx)
+    return render_page("report.html.j2", r.page, r)
 
 
 def render_html(ctx: RenderContext) -> Files:

@@ -111,57 +111,63 @@ def ranks_markdown(s: RankSummary, max_rows: int = 25) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# HTML
+# HTML (templates/ranks.html.j2)
 
 
-def _link(href: str, label: str) -> h.Markup:
-    return h.Markup(f'<a href="{h.esc(href)}">{h.esc(label)}</a>')
+@dataclass(frozen=True)
+class RanksView:
+    """What ``ranks.html`` shows, as text ready to print."""
+
+    headline: str
+    kpis: list[h.Kpi]
+    ranks: h.Table
+    missing: str  # the ranks without a session ("" none)
+    slowest: str
+    divergences_title: str
+    divergences: h.Table | None  # None: no divergence
+    why: str
+    kinds: list[tuple[str, str]]
 
 
-def ranks_html(s: RankSummary) -> str:
+def _outputs(rank: int) -> h.Cell:
+    d = rank_dir_name(rank)
+    return h.Cell(links=(h.Link(d + "/report.html", "report"), h.Link(d + "/summary.md", "summary")))
+
+
+def ranks_view(s: RankSummary) -> RanksView:
     slow = s.totals(s.slowest) if s.slowest is not None else None
-    kpis = "".join([
-        h.kpi("ranks", f"{len(s.ranks)} of {s.world_size}",
+    kpis = [
+        h.Kpi("ranks", f"{len(s.ranks)} of {s.world_size}",
               f"missing {rank_list(s.missing_ranks)}" if s.missing_ranks else ""),
-        h.kpi("slowest rank", str(slow.rank) if slow else "?",
+        h.Kpi("slowest rank", str(slow.rank) if slow else "?",
               f"{fmt.seconds(slow.compile_s)} compile" if slow else ""),
-        h.kpi("spread", fmt.seconds(s.spread_s), "slowest minus fastest compile"),
-        h.kpi("divergences", f"{len(s.divergences):,}", "compiles that differ between ranks"),
-    ])
-    parts = [h.section("summary", "Summary", f'<div class="dp-verdict"><b>Merged</b>{h.esc(s.headline)}</div>'
-                                             f'<div class="dp-kpis">{kpis}</div>')]
+        h.Kpi("spread", fmt.seconds(s.spread_s), "slowest minus fastest compile"),
+        h.Kpi("divergences", f"{len(s.divergences):,}", "compiles that differ between ranks"),
+    ]
     cols = [h.Col("rank", True), *(h.Col(c, True) for c in _RANK_HEADER), h.Col("host"), h.Col("outputs")]
-    rows = []
-    for t in s.ranks:
-        d = rank_dir_name(t.rank)
-        links = h.Markup(f"{_link(d + '/report.html', 'report')} · {_link(d + '/summary.md', 'summary')}")
-        rows.append([(str(t.rank), t.rank), (fmt.count(t.frames), t.frames), h.secs(t.compile_s),
-                     h.num(t.restarts), h.num(t.graph_breaks), h.num(t.guards), h.num(t.recompiles),
-                     h.num(t.failed), _exit(t), t.hostname, links])
-    missing = (f'<p class="dp-note">No session from {h.esc(rank_list(s.missing_ranks))}.</p>'
-               if s.missing_ranks else "")
-    parts.append(h.section("ranks", "Ranks", h.table(cols, rows) + missing
-                           + f'<p class="dp-note">Slowest: {h.esc(slowest_line(s))}</p>'))
-    why = f'<p class="dp-note">{h.esc(WHY.replace("`", ""))}</p>'
+    rows = [[(str(t.rank), t.rank), (fmt.count(t.frames), t.frames), h.secs(t.compile_s), h.num(t.restarts),
+             h.num(t.graph_breaks), h.num(t.guards), h.num(t.recompiles), h.num(t.failed), _exit(t), t.hostname,
+             _outputs(t.rank)] for t in s.ranks]
+    divergences = None
     if s.divergences:
         dcols = [h.Col("kind"), h.Col("compile", code=True), h.Col("differs on"), h.Col("compile ids", code=True),
                  h.Col("detail")]
-        drows = [[h.Markup(f'<span class="dp-pill">{h.esc(d.kind)}</span>'), _where(d), rank_list(d.ranks),
+        drows = [[h.Cell(d.kind, span="dp-pill"), _where(d), rank_list(d.ranks),
                   ", ".join(f"{r}: {cid}" for r, cid in sorted(d.compile_ids.items())), d.message]
                  for d in s.divergences[:h.MAX_TABLE_ROWS]]
-        body = why + h.table(dcols, drows, total=len(s.divergences), noun="divergences")
-    else:
-        body = '<p>None: every rank compiled the same frames, as often, with the same guards, graph breaks and ' \
-               "graph sizes.</p>" + why
-    parts.append(h.section("divergences", f"Divergences ({len(s.divergences):,})", body))
-    kinds = "".join(f"<li><b>{h.esc(k)}</b>: {h.esc(v)}</li>" for k, v in {**KINDS, **DESYNC_KINDS}.items())
-    parts.append(h.section("kinds", "What is flagged", f"<ul>{kinds}</ul>"))
-    header = ('<header class="dp-top"><div class="dp-brand">dynaprof · multi-rank compile-time report</div>'
-              f"<h1>{h.esc(fmt.one_line(s.target, 300))}</h1><div class=\"dp-meta\">{len(s.ranks)} of "
-              f"{s.world_size} ranks</div></header>")
-    nav = [("summary", "Summary"), ("ranks", "Ranks"), ("divergences", "Divergences"), ("kinds", "What is flagged")]
-    data = {"headline": s.headline, "world_size": s.world_size, "divergences": len(s.divergences)}
-    return h.page(f"dynaprof ranks: {fmt.one_line(s.target, 100)}", header, nav, "\n".join(parts), data)
+        divergences = h.table(dcols, drows, total=len(s.divergences), noun="divergences")
+    return RanksView(s.headline, kpis, h.table(cols, rows), rank_list(s.missing_ranks) if s.missing_ranks else "",
+                     slowest_line(s), f"Divergences ({len(s.divergences):,})", divergences, WHY.replace("`", ""),
+                     list({**KINDS, **DESYNC_KINDS}.items()))
+
+
+def ranks_html(s: RankSummary) -> str:
+    page = h.Page(f"dynaprof ranks: {fmt.one_line(s.target, 100)}", "dynaprof · multi-rank compile-time report",
+                  fmt.one_line(s.target, 300), f"{len(s.ranks)} of {s.world_size} ranks",
+                  [("summary", "Summary"), ("ranks", "Ranks"), ("divergences", "Divergences"),
+                   ("kinds", "What is flagged")],
+                  {"headline": s.headline, "world_size": s.world_size, "divergences": len(s.divergences)})
+    return h.render_page("ranks.html.j2", page, ranks_view(s))
 
 
 def render_ranks(s: RankSummary, max_rows: int = 25) -> Files:
@@ -183,6 +189,14 @@ class RankComparison:
     folder: str | None  # relative folder holding compare.html, when compared
 
 
+@dataclass(frozen=True)
+class IndexView:
+    """What the rank-by-rank ``compare.html`` shows."""
+
+    divergences: str  # the divergence counts line ("" unknown)
+    ranks: h.Table
+
+
 def compare_index(rows: Sequence[RankComparison], names: tuple[str, str], divergences: tuple[int, int] | None) -> Files:
     """``compare.md`` and ``compare.html`` listing each rank's comparison."""
     div = (f"Divergences between ranks: {divergences[0]:,} in BASE, {divergences[1]:,} in NEW."
@@ -196,10 +210,10 @@ def compare_index(rows: Sequence[RankComparison], names: tuple[str, str], diverg
     cols = [h.Col("rank", True), h.Col("BASE compile", True), h.Col("NEW compile", True), h.Col("report"),
             h.Col("change")]
     html_rows = [[(str(r.rank), r.rank), h.secs(r.base_s), h.secs(r.new_s),
-                  _link(f"{r.folder}/compare.html", "compare") if r.folder else "", r.headline] for r in rows]
-    body = h.section("ranks", "Ranks", (f'<p class="dp-note">{h.esc(div)}</p>' if div else "")
-                     + h.table(cols, html_rows))
-    header = ('<header class="dp-top"><div class="dp-brand">dynaprof · compile-time comparison, rank by rank</div>'
-              f"<h1>{h.esc(names[0])} → {h.esc(names[1])}</h1></header>")
-    page = h.page(f"dynaprof compare: {names[0]} -> {names[1]}", header, [("ranks", "Ranks")], body)
+                  h.Cell(links=(h.Link(f"{r.folder}/compare.html", "compare"),)) if r.folder else "", r.headline]
+                 for r in rows]
+    view = IndexView(div, h.table(cols, html_rows))
+    page = h.render_page("ranks_compare.html.j2", h.Page(
+        f"dynaprof compare: {names[0]} -> {names[1]}", "dynaprof · compile-time comparison, rank by rank",
+        f"{names[0]} → {names[1]}", None, [("ranks", "Ranks")]), view)
     return {"compare.md": md, "compare.html": page}
