@@ -28,6 +28,17 @@ from pathlib import Path
 from typing import Any
 
 from dynaprof.errors import DynaprofError
+from dynaprof.ingest.torch_metrics import (
+    FrameMetrics,
+    OpenSpans,
+    apply_metrics,
+    attempt_of,
+    opt_int,
+    opt_num,
+    pair_span,
+    phases,
+    read_metrics,
+)
 from dynaprof.ingest.torch_trace import (
     LOG_PREFIX,
     MAX_COLLECT_BYTES,
@@ -73,16 +84,7 @@ KNOWN = frozenset({
     "propagate_real_tensors_provenance", "missing_fake_kernel", "mismatched_fake_kernel", "exported_program",
     "compilation_metrics_runtime", "expression_created", "create_unbacked_symbol",
 })  # fmt: skip
-#: compilation_metrics fields that become CompiledFrame fields or run info, not ``metrics``
-_MAPPED = frozenset({
-    "compile_id", "co_name", "co_filename", "co_firstlineno", "guard_count", "shape_env_guard_count",
-    "graph_op_count", "graph_node_count", "graph_input_count", "entire_frame_compile_time_s",
-    "fail_type", "fail_reason", "restart_reasons", "recompile_reason", "guard_latency_us", "ir_count",
-    "python_version", "pytorch_version", "start_time", "start_time_us", "end_time_us",
-    "fail_user_frame_filename", "fail_user_frame_lineno",
-})  # fmt: skip
 _CID = re.compile(r"!?\d+(?:/\d+){0,2}")
-_ATTEMPT_SPAN = re.compile(r"compile_attempt_(\d+)")
 _START_SPANS = ("dynamo", "entire_frame_compile")
 BACKWARD_SPAN = "entire_backward_compile"
 CA_SPAN = "compiled_autograd"
@@ -97,36 +99,12 @@ _ENTRY_ORDER = ("compile_fx_aot", "aot_compile", "entire_frame_compile", "backen
 MAX_ATTEMPTS = 1000  # torch gives up after 100; anything above is a corrupt log
 
 _Spans = list[tuple[str, float, float, dict[str, Any]]]  # name, start µs, duration µs, args
-_Open = dict[str, list[tuple[float, dict[str, Any]]]]
-
-
-def as_int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def as_num(v: Any) -> float | None:
-    if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e300:
-        return float(v)
-    return None  # also NaN (fails the comparison) and infinities
-
-
-def _scalar(v: Any) -> bool:
-    return len(v) <= 300 if isinstance(v, str) else isinstance(v, (bool, int)) or as_num(v) is not None
+_Open = OpenSpans[str]
 
 
 def _span_event(open_: _Open, done: _Spans, name: str, ph: str, ts: float, args: dict[str, Any]) -> None:
-    if ph == "B":
-        open_.setdefault(name, []).append((ts, args))
-        return
-    started = open_.get(name)
-    if not started:
-        return  # an end without a start (the log began mid-span)
-    start, b_args = started.pop()
-    if not started:
-        del open_[name]
-    merged = {} if name == "dynamo" else {**b_args, **args}  # dynamo:E repeats the metrics
-    kept = {k: v for k, v in merged.items() if k != "compile_id" and _scalar(v)}
-    done.append((name, start, max(ts - start, 0.0), kept))
+    if (span := pair_span(open_, name, name, ph, ts, args)) is not None:
+        done.append((name, *span))
 
 
 class FrameAcc:
@@ -143,8 +121,7 @@ class FrameAcc:
         self.glog_s = glog_s
         self.markers: set[str] = set()
         self.call_site: list[Location] = []
-        self.metrics: dict[str, Any] | None = None  # the _MAPPED compilation_metrics fields
-        self.extra: dict[str, Any] = {}  # the other scalar ones
+        self.metrics: FrameMetrics | None = None  # what its compilation_metrics say
         self.max_attempt = 0
         self.open: _Open = {}
         self.spans: _Spans = []
@@ -160,12 +137,9 @@ class FrameAcc:
         self.guards_json_line: int | None = None
         self.stats: Any = None  # ReadStats, to report a dynamo_guards payload that is not JSON
 
-    def set_metrics(self, m: dict[str, Any]) -> None:
-        self.metrics = {k: m[k] for k in _MAPPED if k in m}
-        self.extra = {
-            k: v for k, v in m.items()
-            if k not in _MAPPED and v is not None and not k.endswith("_config") and _scalar(v)
-        }  # fmt: skip
+    def set_metrics(self, m: dict[str, Any]) -> FrameMetrics:
+        self.metrics = read_metrics(m, self.kind, self.compile_id)
+        return self.metrics
 
     def add_graph_break(self, lines: list[bytes], cut: bool) -> None:
         reason, filename, lineno = parse_graph_break(decode_lines(lines))
@@ -210,11 +184,7 @@ class FrameAcc:
 
     @property
     def metrics_start_us(self) -> float | None:
-        m = self.metrics or {}
-        us = as_num(m.get("start_time_us"))
-        if us is None and (s := as_num(m.get("start_time"))) is not None:
-            us = s * 1e6
-        return us
+        return self.metrics.start_us if self.metrics is not None else None
 
 
 class _Chromium:
@@ -275,8 +245,8 @@ class _Builder:
 
     def context_frame(self, meta: dict[str, Any], marker: str | None = None, fallback: Any = None) -> FrameAcc | None:
         """The frame of a record's compile context (or of ``fallback``, a compile id string)."""
-        fid, fcid = as_int(meta.get("frame_id")), as_int(meta.get("frame_compile_id"))
-        ca = as_int(meta.get("compiled_autograd_id"))
+        fid, fcid = opt_int(meta.get("frame_id")), opt_int(meta.get("frame_compile_id"))
+        ca = opt_int(meta.get("compiled_autograd_id"))
         if ca is not None:
             cid: str | None = f"!{ca}" + (f"/{fid}/{fcid}" if fid is not None and fcid is not None else "")
         elif fid is not None and fcid is not None:
@@ -298,7 +268,7 @@ class _Builder:
         return bw
 
     def _with_attempt(self, f: FrameAcc, meta: dict[str, Any]) -> FrameAcc:
-        attempt = as_int(meta.get("attempt"))
+        attempt = opt_int(meta.get("attempt"))
         if attempt is not None and attempt > f.max_attempt:
             f.max_attempt = min(attempt, MAX_ATTEMPTS)
         return f
@@ -335,14 +305,14 @@ class _Builder:
             if self.first_glog is None:
                 self.pid, self.first_glog, self.rank, self.first_stamp = ev.glog()
             if ev.meta is not None:
-                if (rank := as_int(ev.meta.get("rank"))) is not None:
+                if (rank := opt_int(ev.meta.get("rank"))) is not None:
                     self.rank = rank
                 handlers[ev.type](ev, ev.meta)
         self.ev = None
 
     def on_str(self, ev: Event, meta: dict[str, Any]) -> None:
         item = meta["str"]
-        if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and as_int(item[1]) is not None:
+        if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and opt_int(item[1]) is not None:
             self.strings[item[1]] = item[0]
 
     def on_start(self, ev: Event, meta: dict[str, Any]) -> None:
@@ -356,7 +326,7 @@ class _Builder:
             if isinstance(entry, dict):
                 fn = entry.get("filename")
                 filename = self.strings.get(fn, f"<string {fn}>") if isinstance(fn, int) else str(fn or "")
-                f.call_site.append(Location(str(entry.get("name", "")), filename, as_int(entry.get("line")) or 0))
+                f.call_site.append(Location(str(entry.get("name", "")), filename, opt_int(entry.get("line")) or 0))
 
     def on_chromium(self, ev: Event, meta: dict[str, Any]) -> None:
         ev.payload = _Chromium(self, meta, ev.lineno)
@@ -371,7 +341,7 @@ class _Builder:
             if stats.payload_ok:  # (a payload that failed its md5 check is counted once, as that)
                 stats.problem(lineno, "invalid JSON in a 'chromium_event' payload", "json")
             return
-        name, ph, ts, args = data.get("name"), data.get("ph"), as_num(data.get("ts")), data.get("args")
+        name, ph, ts, args = data.get("name"), data.get("ph"), opt_num(data.get("ts")), data.get("args")
         if not isinstance(name, str) or ts is None:
             return
         args = args if isinstance(args, dict) else {}
@@ -398,8 +368,8 @@ class _Builder:
             if name == BACKWARD_SPAN and ph == "E" and BACKWARD_SPAN not in bw.open:
                 self.bw_done[cid] = self.bw_open.pop(cid)
             return
-        if ph == "B" and (m := _ATTEMPT_SPAN.fullmatch(name)):
-            f.max_attempt = max(f.max_attempt, min(int(m.group(1)), MAX_ATTEMPTS))
+        if ph == "B" and (attempt := attempt_of(name)) is not None:
+            f.max_attempt = max(f.max_attempt, min(attempt, MAX_ATTEMPTS))
         _span_event(f.open, f.spans, name, ph, ts, args)
 
     def on_metrics(self, ev: Event, meta: dict[str, Any]) -> None:
@@ -411,12 +381,11 @@ class _Builder:
             f = self.noid_frame()
             self.register_noid()
         self.any_metrics = True
-        f.set_metrics(m)
-        tv, pv = m.get("pytorch_version"), m.get("python_version")
-        if isinstance(tv, str) and tv and self.torch_version is None:
-            self.torch_version = tv
-        if isinstance(pv, str) and pv.strip() and self.python_version is None:
-            self.python_version = pv.split()[0]
+        fm = f.set_metrics(m)
+        if fm.torch_version is not None and self.torch_version is None:
+            self.torch_version = fm.torch_version
+        if fm.python_version is not None and self.python_version is None:
+            self.python_version = fm.python_version
 
     def on_bwd_metrics(self, ev: Event, meta: dict[str, Any]) -> None:
         m = meta[ev.type]
@@ -533,31 +502,15 @@ def _rel(us: float, origin_us: float | None) -> float:
     return round((us - origin_us) / 1e6, 6) if origin_us is not None else 0.0
 
 
-def _phases(spans: _Spans) -> dict[str, float]:
-    """Inclusive seconds per span name; a span nested in one of the same name counts once."""
-    by_name: dict[str, list[tuple[float, float]]] = {}
-    for name, start, dur, _ in spans:
-        by_name.setdefault(name, []).append((start, start + dur))
-    out: dict[str, float] = {}
-    for name, ivs in by_name.items():
-        ivs.sort()
-        total, (lo, hi) = 0.0, ivs[0]
-        for s, e in ivs[1:]:
-            if s > hi:
-                total, lo, hi = total + hi - lo, s, e
-            else:
-                hi = max(hi, e)
-        out[name] = round((total + hi - lo) / 1e6, 6)
-    return out
-
-
 def _no_id_file(f: FrameAcc) -> str:
     return "<no compile id>" if f.compile_id == NO_ID else ""
 
 
 def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, expect_metrics: bool) -> CompiledFrame:
-    """The CompiledFrame of an accumulated frame; unknown facts stay None."""
-    m = f.metrics or {}
+    """The CompiledFrame of an accumulated frame; unknown facts stay None. What the compilation
+    metrics say is set last (``torch_metrics.apply_metrics``, as for the journal); the log's other
+    records are the fallbacks."""
+    fm = f.metrics
     spans = sorted(f.spans, key=lambda s: s[1])
     efc = next((s for s in spans if s[0] == "entire_frame_compile"), None)
     begins = [s[1] for s in spans] + [ts for stack in f.open.values() for ts, _ in stack]
@@ -568,95 +521,78 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
         start_s = round(max(f.glog_s - first_glog, 0.0), 6)
     else:
         start_s = 0.0
-    compile_s = as_num(m.get("entire_frame_compile_time_s"))
-    if compile_s is None and efc is not None:
-        compile_s = round(efc[2] / 1e6, 6)
     own = _own_span(f, spans)  # a backward's or compiled autograd's capture's span
-    if f.kind == "backward" or own is not None:
-        took_us, elapsed = as_num(f.extra.get("duration_us")), as_num(f.extra.get("elapsed_time"))
-        compile_s = (round(took_us / 1e6, 6) if took_us is not None else elapsed if elapsed is not None
-                     else round(own[2] / 1e6, 6) if own is not None else None)  # fmt: skip
     top = max(spans, key=lambda sp: sp[2]) if spans else None  # the longest span: the compile's entry point
+    # the log's own measures; the metrics' time replaces them where they have one (apply_metrics)
+    compile_s = round(efc[2] / 1e6, 6) if efc is not None else None
+    if own is not None:
+        compile_s = round(own[2] / 1e6, 6)
     if compile_s is None and f.compile_id == NO_ID:  # no Dynamo frame: the metrics' window, else that span
-        begin, end = as_num(m.get("start_time_us")), as_num(m.get("end_time_us"))
+        begin, end = (fm.start_us, fm.end_us) if fm is not None else (None, None)
         if begin is not None and end is not None and end >= begin:
             compile_s = round((end - begin) / 1e6, 6)
         elif top is not None:
             compile_s = round(top[2] / 1e6, 6)
     attempts = sorted(
-        (Attempt(int(a.group(1)), _rel(st, origin), round(d / 1e6, 6))
-         for n, st, d, _ in spans if (a := _ATTEMPT_SPAN.fullmatch(n))),
+        (Attempt(a, _rel(st, origin), round(d / 1e6, 6)) for n, st, d, _ in spans if (a := attempt_of(n)) is not None),
         key=lambda a: a.index,
-    )  # fmt: skip
+    )
     restarts = max([f.max_attempt, *(a.index for a in attempts)])
     if not attempts:
         attempts = [Attempt(i, None, None) for i in range(restarts + 1)]
-    reasons = m.get("restart_reasons")
-    fail_type = m.get("fail_type") if isinstance(m.get("fail_type"), str) else f.error
-    fail_reason = m.get("fail_reason") if isinstance(m.get("fail_reason"), str) else f.error_text
-    unfinished = "entire_frame_compile" in f.open or (f.metrics is None and expect_metrics and own is None)
+    unfinished = "entire_frame_compile" in f.open or (fm is None and expect_metrics and own is None)
     if own is not None:
         unfinished = own[0] in f.open
     site = f.call_site
-    name, filename, lineno = m.get("co_name"), m.get("co_filename"), as_int(m.get("co_firstlineno"))
-    if not isinstance(name, str) and not site and f.compile_id == NO_ID:
+    name, filename, lineno = (fm.name, fm.filename, fm.lineno) if fm is not None else (None, None, None)
+    if name is None and not site and f.compile_id == NO_ID:
         names = {sp[0] for sp in spans}
         entry = next((n for n in _ENTRY_ORDER if n in names), None)
         name = entry or (top[0] if top is not None else "(no compile id)")  # e.g. compile_fx_aot
-    fail_file, fail_line = m.get("fail_user_frame_filename"), as_int(m.get("fail_user_frame_lineno"))
-    recompile = m.get("recompile_reason")
-    guard_count = as_int(m.get("guard_count"))
-    guard_count = guard_count if guard_count is not None else f.py_guards
     g = f.guards
-    latency = as_num(m.get("guard_latency_us"))
-    if own is not None and own[0] == CA_SPAN and not isinstance(name, str):
-        graph = as_int(own[3].get("graph_id"))
+    if own is not None and own[0] == CA_SPAN and name is None:
+        graph = opt_int(own[3].get("graph_id"))
         name = "compiled autograd" + (f" graph {graph}" if graph is not None else "")
         filename, lineno = "<compiled autograd>", 0
-    return CompiledFrame(
+    frame = CompiledFrame(
         key=f.compile_id + f.key_suffix + (f"#{f.generation}" if f.generation else "") + f.bw_suffix,
         compile_id=f.compile_id,
         trace_id=f.compile_id + (f"_{restarts}" if restarts else ""),
         generation=f.generation,
-        name=name if isinstance(name, str) else (site[-1].name if site else ""),
-        filename=filename if isinstance(filename, str) else (site[-1].filename if site else _no_id_file(f)),
+        name=name if name is not None else (site[-1].name if site else ""),
+        filename=filename if filename is not None else (site[-1].filename if site else _no_id_file(f)),
         lineno=lineno if lineno is not None else (site[-1].lineno if site else 0),
         thread=f.thread or 0,
         thread_name="",
         start_s=start_s,
         compile_time_s=compile_s,
-        status="failed" if fail_type else ("unfinished" if unfinished else "ok"),
+        status="failed" if f.error else ("unfinished" if unfinished else "ok"),
         restarts=restarts,
-        restart_reasons=[str(r) for r in reasons] if isinstance(reasons, list) else [],
         attempts=attempts,
         graph_breaks=len(f.breaks),
         graph_break_reasons=list(f.breaks.values()),
-        recompile_reason=recompile if isinstance(recompile, str) and recompile else f.recompile_artifact,
-        guard_count=guard_count,
+        recompile_reason=f.recompile_artifact,
+        guard_count=f.py_guards,
         guards=GuardStats(
-            count=guard_count,
-            shape_env_count=as_int(m.get("shape_env_guard_count")),
+            count=f.py_guards,
             code_text_chars=g.chars if g else None,
             code_text_lines=g.lines if g else None,
-            latency_us=latency if latency is not None else (g.latency_us if g else None),
+            latency_us=g.latency_us if g else None,
             sources=g.sources if g else {},
         ),
-        graph_op_count=as_int(m.get("graph_op_count")),
-        graph_node_count=as_int(m.get("graph_node_count")),
-        graph_input_count=as_int(m.get("graph_input_count")),
-        ir_count=as_int(m.get("ir_count")),
-        phases=_phases(spans),
+        phases=phases(((n, st, d) for n, st, d, _ in spans), per_second=1e6),
         spans=[Span(n, _rel(st, origin), round(d / 1e6, 6), f.thread or 0, a) for n, st, d, a in spans],
-        fail_type=fail_type,
-        fail_reason=fail_reason,
+        fail_type=f.error,
+        fail_reason=f.error_text,
         call_site=list(site),
-        metrics=dict(sorted(f.extra.items())),
-        cache=f.cache.result(f.extra),
         collectives=f.collectives,
-        fail_filename=fail_file if isinstance(fail_file, str) and fail_file else None,
-        fail_lineno=fail_line if isinstance(fail_file, str) and fail_file else None,
         kind=f.kind,
     )
+    if fm is not None:
+        apply_metrics(frame, fm)
+    frame.metrics = dict(sorted(frame.metrics.items()))
+    frame.cache = f.cache.result(frame.metrics)
+    return frame
 
 
 def _own_span(f: FrameAcc, spans: _Spans) -> tuple[str, float, float, dict[str, Any]] | None:
@@ -671,7 +607,7 @@ def _own_span(f: FrameAcc, spans: _Spans) -> tuple[str, float, float, dict[str, 
     got = next((sp for sp in spans if sp[0] == want), None)
     if got is None and want in f.open:
         start, args = f.open[want][0]
-        return (want, start, 0.0, args)
+        return (want, start, 0.0, dict(args))
     return got
 
 

@@ -1,0 +1,324 @@
+"""The capture journal's records, one ``TypedDict`` per record type (key ``t``).
+
+The writers (``dynaprof.capture``: ``core``, ``child``, ``torch_hooks``, ``cprofile``) build their
+records as these types and the reader (``dynaprof.ingest.assemble``) reads them through the same
+types, so ``mypy --strict`` checks every key on both sides. The rule is: what is written is read
+(``tests/test_journal_schema.py`` checks it on a real capture), or it is not written.
+
+These types describe what this version writes. Readers also accept older journals: a key they
+do not know is ignored, a key that is missing reads as unknown (``None``, or the field's default),
+and every value is checked before use (a malformed record is skipped with a warning). Writers
+never validate records: the ``stacks`` records are written often, and a ``TypedDict`` costs
+nothing at runtime.
+
+``JOURNAL_SCHEMA`` is written in the ``start`` record. Raise it when a record changes shape (a key
+is added, removed or changes meaning). Journals without it are schema 1.
+
+All ``ts`` are seconds since the capture started. Function ids (``fn``, ``stacks``, ``inline``) are
+the capture's function table's, valid within one journal.
+"""
+
+# No ``from __future__ import annotations`` here: Python 3.11's TypedDict cannot see
+# ``NotRequired`` in a string annotation, and tests read ``__required_keys__``.
+
+import math
+import re
+import sys
+from itertools import islice
+from typing import Any, Literal, TypeAlias
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired, TypedDict
+else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
+    from typing_extensions import NotRequired, TypedDict
+
+#: version of the record shapes; journals written before it existed are 1
+JOURNAL_SCHEMA = 2
+
+#: a value kept verbatim (span arguments, ``CompiledFrame.metrics`` entries): see ``is_scalar``
+Scalar: TypeAlias = bool | int | float | str
+#: a CompilationMetrics value as the journal carries it (lists: ``METRICS_LISTS`` only)
+MetricValue: TypeAlias = bool | int | float | str | list[str]
+
+#: CompilationMetrics fields that are never written to the journal and never kept in a session
+#: (from either importer): configuration blobs, stack traces, graph shapes, cache keys, provenance
+METRICS_DROP = re.compile(r"(_config|stack_trace|^graph_node_shapes$|_keys$|^inductor_provenance$)")
+#: the list-valued CompilationMetrics fields a session reads; the journal carries no other lists
+METRICS_LISTS = frozenset({"restart_reasons"})
+#: the longest string kept as a span argument or a ``CompiledFrame.metrics`` entry
+MAX_SCALAR_TEXT = 300
+#: the most arguments kept per span
+MAX_SPAN_ARGS = 20
+
+
+def is_scalar(v: Any) -> bool:
+    """A value kept as it is: a boolean, an integer, a finite float, or a short string."""
+    t = type(v)
+    if t is bool or t is int:
+        return True
+    if t is float:
+        return math.isfinite(v)
+    return t is str and len(v) <= MAX_SCALAR_TEXT
+
+
+def span_args(name: str, *args: Any) -> dict[str, Scalar]:
+    """The arguments kept for a span, from its events' arguments (later ones win): scalars only,
+    no ``compile_id`` (the span's frame says it), at most ``MAX_SPAN_ARGS``; none for ``dynamo``,
+    whose end event repeats the whole compilation metrics. The writer applies it to an end event
+    (torch's end event carries its begin event's metadata too); both importers apply it again."""
+    if name == "dynamo":
+        return {}
+    merged: dict[str, Any] = {}
+    for a in args:
+        if isinstance(a, dict):
+            merged.update(a)
+    kept = ((str(k), v) for k, v in merged.items() if k != "compile_id" and is_scalar(v))
+    return dict(islice(kept, MAX_SPAN_ARGS))
+
+
+# -- the records ----------------------------------------------------------------------------------
+
+#: ``[name, file, line]``
+LocationItem = list[Any]
+#: what a compile window compiles: a Dynamo frame, AOT autograd's lazy backward, or compiled
+#: autograd's capture of the autograd graph (and Dynamo's compiles of that graph)
+FrameKind = Literal["forward", "backward", "compiled_autograd"]
+#: ``[id, name, filename, firstlineno, kind]``: one function-table entry (kind: python, traced,
+#: property, span, cause, ...)
+FnItem = list[Any]
+#: ``[frame key | None, attempt, thread id, [compiler ids], [traced ids], samples, seconds,
+#: [open span ids], cause id | -1]``: samples of one stack (older journals: the first seven)
+StackItem = list[Any]
+#: ``[[traced ids, root first], calls, self seconds]``: torch's Dynamo profiler, per call path
+InlineItem = list[Any]
+
+
+class Start(TypedDict):
+    """The first record. ``tid``: the thread the script (or the profiled block) runs on."""
+
+    t: Literal["start"]
+    schema: int
+    pid: int
+    argv: list[str]
+    cwd: str
+    python: str
+    platform: str
+    hostname: str
+    epoch_ns: int
+    dynaprof: str
+    target: str
+    rank: int | None
+    world_size: int | None
+    tid: int | None
+
+
+class Torch(TypedDict):
+    t: Literal["torch"]
+    version: str
+
+
+class Hooks(TypedDict):
+    """The names of the torch hooks that were installed."""
+
+    t: Literal["hooks"]
+    items: list[str]
+
+
+class Warn(TypedDict):
+    """A capture warning, shown in the session's ``capture.warnings``."""
+
+    t: Literal["warn"]
+    msg: str
+
+
+class Fn(TypedDict):
+    """New function-table entries, written before the first record that uses their ids."""
+
+    t: Literal["fn"]
+    items: list[FnItem]
+
+
+class CompileStart(TypedDict):
+    """A compile window opened: a Dynamo frame compile, a lazy backward compile, or compiled
+    autograd's capture. ``wrapped``: the user callable behind torch's wrapper frame
+    (``torch.compile(module)``); ``fwd``: a backward's forward frame key."""
+
+    t: Literal["compile_start"]
+    key: str
+    cid: str
+    gen: int
+    tid: int
+    thread_name: str
+    ts: float
+    name: str
+    file: str
+    line: int
+    call_site: list[LocationItem]
+    kind: FrameKind
+    wrapped: NotRequired[LocationItem]
+    fwd: NotRequired[str]
+
+
+class GraphBreakSite(TypedDict):
+    reason: str
+    file: str | None
+    line: int | None
+
+
+class GraphBreakReason(TypedDict):
+    reason: str
+
+
+class Prop(TypedDict):
+    """One traced ``@property``: exact time (outermost calls) and count."""
+
+    label: str
+    owner: str
+    name: str
+    getter_file: str
+    getter_line: int
+    parametrized: bool
+    count: int
+    instances: int
+    seconds: float
+
+
+class CompileEnd(TypedDict):
+    """A compile window closed. ``duration``: dynaprof's own measure of it; ``graph_breaks``:
+    None when torch's counters were not reachable; ``graph_break_reasons`` (from torch's
+    counters) only when no break site was seen; ``inlines``/``inlines_final``: inlined calls in
+    all attempts / in the final one, None without the hook; ``recompile_reasons``: every cache
+    entry's guard failures (None: not seen)."""
+
+    t: Literal["compile_end"]
+    key: str
+    duration: float
+    attempt: int
+    exc: str | None
+    graph_breaks: int | None
+    graph_break_reasons: NotRequired[list[GraphBreakReason]]
+    graph_break_sites: list[GraphBreakSite]
+    inlines: int | None
+    inlines_final: int | None
+    recompile_reasons: list[str] | None
+    props: list[Prop]
+
+
+class SpanEvent(TypedDict):
+    """One of Dynamo's ``dynamo_timed`` events: ``ph`` B (begin), E (end) or i (instant: the cache
+    markers, see ``dynaprof.model.cache``). ``args``: an E's ``span_args``; an i's
+    ``time_saved_ns`` (a cache hit's), the one argument of it that is read."""
+
+    t: Literal["span"]
+    name: str
+    ph: str
+    tid: int
+    ts: float
+    key: str | None
+    args: NotRequired[dict[str, Scalar]]
+
+
+class Metrics(TypedDict):
+    """Torch's CompilationMetrics of one compile (``m``: every field but ``METRICS_DROP``'s, None
+    values and lists other than ``METRICS_LISTS`` left out; never runtime metrics). ``attempt``:
+    the compile's attempt where torch says. A backward compile's metrics with no window open for
+    them (``key`` None: no phase events) say whose they are: ``kind`` "backward", ``fwd`` (the
+    forward frame key), ``tid`` and ``ts``, and become a frame of their own."""
+
+    t: Literal["metrics"]
+    key: str | None
+    m: dict[str, MetricValue]
+    attempt: NotRequired[int]
+    kind: NotRequired[Literal["backward"]]
+    fwd: NotRequired[str]
+    tid: NotRequired[int]
+    ts: NotRequired[float]
+
+
+class GuardSizes(TypedDict, total=False):
+    """Sizes of a compiled frame's guards (``error``: why they could not be measured)."""
+
+    tree_leaf_count: int
+    tree_manager_count: int
+    tree_depth: int
+    code_text_chars: int
+    code_text_lines: int
+    sources: dict[str, int]
+    error: str
+
+
+class Guards(GuardSizes):
+    """Guard sizes of one compile; the tree is measured as the compile ends, the printed code at
+    the end of the run (two records for one key, each with some of the sizes)."""
+
+    t: Literal["guards"]
+    key: str
+
+
+class Inline(TypedDict):
+    """Torch's Dynamo profiler's timings of one compile (``--inline-profile``)."""
+
+    t: Literal["inline"]
+    key: str | None
+    items: list[InlineItem]
+
+
+class Stacks(TypedDict):
+    """Aggregated samples (written at the end of each compile window)."""
+
+    t: Literal["stacks"]
+    items: list[StackItem]
+
+
+class Sampler(TypedDict):
+    """The builtin sampler's totals: ``seconds`` inside compile windows, ``errors`` (failed samples)."""
+
+    t: Literal["sampler"]
+    source: str
+    requested_hz: float
+    seconds: float
+    errors: int
+    notes: list[str]
+
+
+class CProfile(TypedDict):
+    """``--cprofile``: the per-compile profile files by frame key, and the merged one."""
+
+    t: Literal["cprofile"]
+    files: dict[str, str]
+    merged: str | None
+
+
+class Unfinished(TypedDict):
+    """A compile still running when the capture ended."""
+
+    t: Literal["unfinished"]
+    key: str
+
+
+class Device(TypedDict):
+    t: Literal["device"]
+    device: str | None
+
+
+class End(TypedDict):
+    """The last record (missing when the process died without dynaprof's cleanup)."""
+
+    t: Literal["end"]
+    exit_status: int | None
+    reason: str
+    ts: float
+
+
+JournalRecord: TypeAlias = (
+    Start | Torch | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline | Stacks
+    | Sampler | CProfile | Unfinished | Device | End
+)
+
+#: record type (``t``) -> its TypedDict
+RECORD_TYPES: dict[str, type] = {
+    "start": Start, "torch": Torch, "hooks": Hooks, "warn": Warn, "fn": Fn, "compile_start": CompileStart,
+    "compile_end": CompileEnd, "span": SpanEvent, "metrics": Metrics, "guards": Guards, "inline": Inline,
+    "stacks": Stacks, "sampler": Sampler, "cprofile": CProfile, "unfinished": Unfinished, "device": Device,
+    "end": End,
+}  # fmt: skip
