@@ -36,6 +36,8 @@ PIPE = "pipe|name`tick`;semi\nline2\x1b[31mred\rcr\x07bel\u202ertl\x9bcsi"
 EVIL_CLASS = 'Evil<b>"&'
 THREAD = EVIL + "\x1b[31m"
 LIVE_MARKUP = ("<script>x</script>", "<img src=x", '<b>"&')
+#: a function named in template syntax: the HTML pages are Jinja2 templates, and must print it as is
+TEMPLATE = "{{ 7*7 }}{% raw %}{{ config }}"
 
 SCRIPT = f"""
 import threading, time
@@ -45,6 +47,7 @@ from torch.nn.utils import parametrize
 
 EVIL = {EVIL!r}
 PIPE = {PIPE!r}
+TEMPLATE = {TEMPLATE!r}
 
 
 def rename(fn, name):
@@ -75,6 +78,13 @@ def g(x):
 rename(g, PIPE)
 
 
+def h(x):
+    return x.tanh()
+
+
+rename(h, TEMPLATE)
+
+
 def backend(gm, inputs):  # runs inside the compile: cProfile and the sampler see its name
     t = time.perf_counter()
     while time.perf_counter() - t < 0.05:
@@ -97,6 +107,7 @@ parametrize.register_parametrization(m, "weight", Double())
 x = torch.ones(4)
 torch.compile(f, backend="eager")(x)
 torch.compile(g, backend="eager")(x)
+torch.compile(h, backend="eager")(x)
 torch.compile(m, backend="eager")(x)
 torch.compile(lambda x: x.tan(), backend=backend)(x)
 t = threading.Thread(target=lambda: torch.compile(lambda x: x.exp(), backend="eager")(x), name={THREAD!r})
@@ -141,7 +152,7 @@ def _files(run: CliResult, *suffixes: str) -> list[Path]:
 
 def test_session_keeps_the_hostile_names_verbatim(session: Session) -> None:
     names = {f.name for f in session.frames}
-    assert EVIL in names and PIPE in names
+    assert EVIL in names and PIPE in names and TEMPLATE in names
     assert any(PIPE in n and n.startswith("torch_dynamo_resume_in_") for n in names)
     assert any(f.filename.endswith('dir/evil "s" & x.py') for f in session.frames)
     assert {f.thread_name for f in session.frames} >= {"MainThread", THREAD}
@@ -210,6 +221,8 @@ def _check_html(path: Path) -> None:
     assert EVIL in text, f"{path.name}: the hostile frame name is not shown as text"
     assert f"{EVIL_CLASS}.weight" in text
     assert "&lt;img src=x" in raw
+    if path.name == "report.html":  # the frames table names every compile: template syntax printed, not run
+        assert TEMPLATE in text
 
 
 def _check_svg(path: Path) -> None:
