@@ -77,7 +77,8 @@ def test_wrote_line_is_short(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     print_written(tmp_path, written, [])
     lines = capsys.readouterr().err.splitlines()
     assert lines[0].endswith("session.json, report.html, summary.md and 8 more")
-    assert len(lines) == 2
+    assert len(lines) == 3  # a long tmp path: "open ..." and "re-render ..." on lines of their own
+    assert lines[1].endswith("report.html in a browser") and lines[2].startswith("  re-render with: ")
 
 
 def test_the_closing_lines_put_one_path_on_a_line_when_both_do_not_fit(
@@ -93,7 +94,8 @@ def test_the_closing_lines_put_one_path_on_a_line_when_both_do_not_fit(
     lines = capsys.readouterr().err.splitlines()
     assert lines[1].startswith("  open ") and lines[1].endswith("report.html in a browser")
     assert lines[2].startswith("  re-render with: dynaprof report ")
-    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.chdir(tmp_path)  # short relative paths: both fit one line
+    monkeypatch.setenv("COLUMNS", "120")
     print_written(out, written, [])
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 2 and "in a browser; re-render with: dynaprof report" in lines[1]
