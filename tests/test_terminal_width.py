@@ -95,7 +95,7 @@ def test_the_closing_lines_put_one_path_on_a_line_when_both_do_not_fit(
     assert lines[1].startswith("  open ") and lines[1].endswith("report.html in a browser")
     assert lines[2].startswith("  re-render with: dynaprof report ")
     monkeypatch.chdir(tmp_path)  # short relative paths: both fit one line
-    monkeypatch.setenv("COLUMNS", "120")
-    print_written(out, written, [])
+    (tmp_path / "r").mkdir()
+    print_written(tmp_path / "r", [tmp_path / "r" / "report.html"], [])
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 2 and "in a browser; re-render with: dynaprof report" in lines[1]
