@@ -29,6 +29,7 @@ from typing import Any
 
 from dynaprof.capture.core import IN_PROCESS, Capture, CaptureOptions, DynamoWatcher, int_env
 from dynaprof.capture.journal import JournalWriter
+from dynaprof.model.journal import JOURNAL_SCHEMA
 from dynaprof.version import __version__
 
 CONFIG_ENV = "DYNAPROF_CHILD"
@@ -73,6 +74,7 @@ class Child:
         self.journal.write(
             {
                 "t": "start",
+                "schema": JOURNAL_SCHEMA,
                 "pid": os.getpid(),
                 "argv": [self._argv0(), *self.cfg.args],
                 "cwd": os.getcwd(),
@@ -82,7 +84,6 @@ class Child:
                 "epoch_ns": self.t0_ns,
                 "dynaprof": __version__,
                 "target": self.cfg.target,
-                "kind": self.cfg.kind,
                 "rank": int_env("RANK"),
                 "world_size": int_env("WORLD_SIZE"),
                 "tid": threading.main_thread().ident,

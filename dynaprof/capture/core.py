@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from dynaprof.capture.journal import JournalWriter
 from dynaprof.capture.sampler import Sampler
 from dynaprof.capture.stacks import LEGACY_WALKER_ENV, FunctionTable, Markers, StackWalker, TracedStacks
+from dynaprof.model.journal import JOURNAL_SCHEMA, JournalRecord, StackItem, Start
 from dynaprof.version import __version__
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ class Capture:
         if self.sampler is not None:
             self.sampler.window_ended(tid)
 
-    def _emit_stacks(self, items: list[list[Any]]) -> None:
+    def _emit_stacks(self, items: list[StackItem]) -> None:
         new = self.table.take_new()
         if new:
             self.journal.write({"t": "fn", "items": new})
@@ -180,8 +181,8 @@ class Capture:
                         "t": "sampler",
                         "source": "builtin",
                         "requested_hz": self.options.rate_hz,
-                        "samples": self.sampler.samples,
                         "seconds": self.sampler.window_seconds,
+                        "errors": self.sampler.errors,
                         "notes": self.sampler.notes,
                     }
                 )
@@ -220,7 +221,7 @@ def _nothing(_tid: int) -> None:
     pass
 
 
-def _discard(_record: dict[str, Any]) -> None:
+def _discard(_record: JournalRecord) -> None:
     pass
 
 
@@ -257,7 +258,7 @@ class InProcess:
         self.lock = threading.RLock()
         self.recorder: Recorder | None = None
         #: what installing the hooks recorded (torch version, hooks, warnings): every block's journal
-        self.install_records: list[dict[str, Any]] = []
+        self.install_records: list[JournalRecord] = []
         self.active: Capture | None = None
         #: set by the ``dynaprof run`` child, which installs its own hooks for the whole process
         self.owner: str | None = None
@@ -267,7 +268,7 @@ class InProcess:
     def claim_for_run(self) -> None:
         self.owner = "dynaprof run"
 
-    def begin(self, journal: JournalWriter, t0_ns: int, options: CaptureOptions, start: dict[str, Any]) -> Capture:
+    def begin(self, journal: JournalWriter, t0_ns: int, options: CaptureOptions, start: Start) -> Capture:
         with self.lock:
             if self.owner is not None:
                 raise CaptureBusy(f"this process is already profiled by `{self.owner}`, which records every compile")
@@ -317,7 +318,7 @@ class InProcess:
 
         cap = self.active
         assert cap is not None
-        records: list[dict[str, Any]] = []
+        records: list[JournalRecord] = []
         rec = Recorder(records.append, cap.t0_ns, cap.table)
         try:
             rec.install(inline_profile=False)
@@ -370,10 +371,11 @@ class InProcess:
 IN_PROCESS = InProcess()
 
 
-def in_process_start_record(t0_ns: int, target: str) -> dict[str, Any]:
+def in_process_start_record(t0_ns: int, target: str) -> Start:
     """The journal's ``start`` record for a block profiled in this process."""
     return {
         "t": "start",
+        "schema": JOURNAL_SCHEMA,
         "pid": os.getpid(),
         "argv": list(sys.argv),
         "cwd": os.getcwd(),
@@ -383,7 +385,6 @@ def in_process_start_record(t0_ns: int, target: str) -> dict[str, Any]:
         "epoch_ns": t0_ns,
         "dynaprof": __version__,
         "target": target,
-        "kind": "in-process",
         "rank": int_env("RANK"),
         "world_size": int_env("WORLD_SIZE"),
         "tid": threading.get_ident(),

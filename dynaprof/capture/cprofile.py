@@ -18,9 +18,9 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable
-from typing import Any
 
 from dynaprof.fmt import safe_key  # the same file names as the per-compile graphs
+from dynaprof.model.journal import CProfile, JournalRecord
 
 
 class CompileProfiler:
@@ -79,7 +79,7 @@ class CompileProfiler:
         except OSError as e:
             self.warn(f"could not copy torch's profile {newest}: {e}")
 
-    def finish(self, emit: Callable[[dict[str, Any]], None]) -> None:
+    def finish(self, emit: Callable[[JournalRecord], None]) -> None:
         """Merge the per-compile profiles into run.prof and tell the journal where they are."""
         files = {k: p for k, p in self._files.items() if os.path.exists(p)}
         merged = None
@@ -87,7 +87,8 @@ class CompileProfiler:
             stats = pstats.Stats(*files.values())
             merged = os.path.join(self.out_dir, "run.prof")
             stats.dump_stats(merged)
-        emit({"t": "cprofile", "files": files, "merged": merged})
+        record: CProfile = {"t": "cprofile", "files": files, "merged": merged}
+        emit(record)
 
 
 def _torch_cprofile_on() -> bool:

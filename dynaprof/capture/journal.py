@@ -5,8 +5,10 @@ The profiled script runs in a child process that writes here; the parent (or a l
 flushed to the OS, a script that crashes, calls ``os._exit`` or is killed leaves every record
 written before that moment; a torn last line is detected and skipped by the reader.
 
-Record types (key ``t``): start, torch, fn, stacks, compile_start, compile_end, span, metrics,
-guards, inline, reset, warn, sampler, end. ``dynaprof.ingest.assemble`` documents their fields.
+The records are ``dynaprof.model.journal``'s types (one ``TypedDict`` per record type, key ``t``:
+start, torch, hooks, warn, fn, compile_start, compile_end, span, metrics, guards, inline, stacks,
+sampler, cprofile, unfinished, device, end), read by ``dynaprof.ingest.assemble``. ``write`` does
+not check them (mypy does): it is on the sampler's path.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from dynaprof.model.journal import JournalRecord
 
 JOURNAL_FILE = "journal.jsonl"
 
@@ -32,7 +36,7 @@ class JournalWriter:
         self._pid = os.getpid()
         self.enabled = True
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: JournalRecord) -> None:
         if not self.enabled or os.getpid() != self._pid:
             return
         try:

@@ -29,9 +29,9 @@ import threading
 import time
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
 
 from dynaprof.capture.stacks import Aggregate, StackWalker, orphaned_frames
+from dynaprof.model.journal import StackItem
 
 #: (thread id) -> (frame key, attempt) of the innermost compile running on that thread
 CurrentWindow = Callable[[int], tuple[str | None, int] | None]
@@ -47,7 +47,7 @@ class Sampler:
         walker: StackWalker,
         rate_hz: float,
         current: CurrentWindow,
-        emit: Callable[[list[list[Any]]], None],
+        emit: Callable[[list[StackItem]], None],
         use_signal: bool = True,
         context: Callable[[int], tuple[tuple[int, ...], int]] | None = None,
     ) -> None:

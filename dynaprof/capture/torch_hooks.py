@@ -52,16 +52,31 @@ import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from dynaprof.capture import provenance
 from dynaprof.capture.progress import child_eraser
 from dynaprof.capture.stacks import FunctionKey, FunctionTable, Markers, TracedStacks
+from dynaprof.model.journal import (
+    METRICS_DROP,
+    METRICS_LISTS,
+    CompileEnd,
+    CompileStart,
+    FrameKind,
+    GraphBreakSite,
+    GuardSizes,
+    JournalRecord,
+    LocationItem,
+    Metrics,
+    MetricValue,
+    Prop,
+    SpanEvent,
+    span_args,
+)
 
 PARAMETRIZE_MODULE = "torch.nn.utils.parametrize"
-_METRIC_DROP = re.compile(r"(_config|stack_trace|^graph_node_shapes$|_keys$|^inductor_provenance$)")
 #: chromium spans that are compiles of their own (not Dynamo frames): span name -> frame kind
-AUX_WINDOWS = {"entire_backward_compile": "backward", "compiled_autograd": "compiled_autograd"}
+AUX_WINDOWS: dict[str, FrameKind] = {"entire_backward_compile": "backward", "compiled_autograd": "compiled_autograd"}
 _GUARD_SOURCE = re.compile(r"#\s*(?:[^#]*?#\s*)?([^\s#][^#]*?):(\d+) in ([\w<>.]+)\s*$")
 
 
@@ -91,7 +106,7 @@ class Window:
     start_ns: int
     attempt: int = 0
     graph_breaks_before: dict[str, int] = field(default_factory=dict)
-    graph_break_sites: list[dict[str, Any]] = field(default_factory=list)
+    graph_break_sites: list[GraphBreakSite] = field(default_factory=list)
     props: dict[tuple[str, str], PropStat] = field(default_factory=dict)
     prop_depth: int = 0
     inlines: int = 0
@@ -106,9 +121,18 @@ class Window:
     kernels: dict[str, int] = field(default_factory=dict)
     #: forward (a Dynamo frame compile), backward (AOT autograd's lazy backward compile) or
     #: compiled_autograd (compiled autograd's capture of the autograd graph)
-    kind: str = "forward"
+    kind: FrameKind = "forward"
     #: opened from a phase event (``AUX_WINDOWS``), not by Dynamo's frame compile: no guards, no inlines
     aux: bool = False
+
+
+class _CodeInfo(NamedTuple):
+    """What a ``compile_start`` record says of the compiled code (a backward's: its forward's)."""
+
+    name: str
+    file: str
+    line: int
+    wrapped: LocationItem | None = None
 
 
 def property_key(vt: Any, name: str, type_attr: Any) -> tuple[FunctionKey, PropStat] | None:
@@ -215,33 +239,35 @@ def _current_attempt() -> int | None:
     return attempt if isinstance(attempt, int) else None
 
 
-def _scalar_metrics(m: Any) -> dict[str, Any]:
+def _scalar_metrics(m: Any) -> dict[str, MetricValue]:
+    """A ``metrics`` record's ``m``: the fields a session may read (``model.journal.Metrics``)."""
     try:
         raw = dataclasses.asdict(m) if dataclasses.is_dataclass(m) and not isinstance(m, type) else dict(vars(m))
     except Exception:
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, MetricValue] = {}
     for k, v in raw.items():
-        if _METRIC_DROP.search(k):
+        if v is None or METRICS_DROP.search(k):
             continue
         if isinstance(v, (set, frozenset, list, tuple)):
-            items = [str(x)[:4000] for x in v][:50]
-            out[k] = sorted(items) if isinstance(v, (set, frozenset)) else items
+            if k in METRICS_LISTS:
+                items = [str(x)[:4000] for x in v][:50]
+                out[k] = sorted(items) if isinstance(v, (set, frozenset)) else items
         elif isinstance(v, str):
             out[k] = v[:4000]
-        elif v is None or isinstance(v, (bool, int, float)):
+        elif isinstance(v, (bool, int, float)):
             out[k] = v
     return out
 
 
-def guard_stats(gm: Any) -> dict[str, Any]:
+def guard_stats(gm: Any) -> GuardSizes:
     """Size of a compiled frame's guard set: C++ tree leaves/managers/depth, printed code size."""
     return {**guard_tree_stats(gm), **guard_text_stats(gm)}
 
 
-def guard_tree_stats(gm: Any) -> dict[str, Any]:
+def guard_tree_stats(gm: Any) -> GuardSizes:
     """Leaves, managers and depth of the C++ guard tree (~15 ms for the seed's 1,300 managers)."""
-    stats: dict[str, Any] = {}
+    stats: GuardSizes = {}
     root = getattr(gm, "root", None)
     if root is not None and hasattr(root, "get_leaf_guards"):
         # keyed by id() but holding the objects: pybind hands out the same wrapper for a shared
@@ -264,21 +290,21 @@ def guard_tree_stats(gm: Any) -> dict[str, Any]:
             todo.extend((c, d + 1) for c in children)
         if hasattr(root, "get_epilogue_lambda_guards"):
             leaves.update((id(g), g) for g in root.get_epilogue_lambda_guards())
-        stats.update(tree_leaf_count=len(leaves), tree_manager_count=managers, tree_depth=depth)
+        stats["tree_leaf_count"], stats["tree_manager_count"], stats["tree_depth"] = len(leaves), managers, depth
     return stats
 
 
-def guard_text_stats(gm: Any) -> dict[str, Any]:
+def guard_text_stats(gm: Any) -> GuardSizes:
     """Size of the printed guard code and where its guards come from (printing it is the costly
     part: ~15 ms and 0.8 MB for the seed)."""
-    stats: dict[str, Any] = {}
+    stats: GuardSizes = {}
     try:
         text = str(gm)
     except Exception:
         text = ""
     if text and not text.startswith("<"):
         lines = text.splitlines()
-        stats.update(code_text_chars=len(text), code_text_lines=len(lines))
+        stats["code_text_chars"], stats["code_text_lines"] = len(text), len(lines)
         sources: dict[str, int] = {}
         for line in lines:
             m = _GUARD_SOURCE.search(line)
@@ -292,7 +318,7 @@ def guard_text_stats(gm: Any) -> dict[str, Any]:
 class Recorder:
     """Owns the hooks and the per-thread compile windows of one profiled process."""
 
-    def __init__(self, emit: Callable[[dict[str, Any]], None], t0_ns: int, table: FunctionTable) -> None:
+    def __init__(self, emit: Callable[[JournalRecord], None], t0_ns: int, table: FunctionTable) -> None:
         self.emit = emit
         self.t0_ns = t0_ns
         self.table = table
@@ -314,14 +340,14 @@ class Recorder:
         self._knows_attempt = False
         self._counters: Any = None
         #: frame key -> what its compile_start said (name, file, line, wrapped): backward reuses it
-        self._frame_info: dict[str, dict[str, Any]] = {}
+        self._frame_info: dict[str, _CodeInfo] = {}
         self._bw_key_by_cid: dict[str, str] = {}  # latest backward key of each compile id
         #: False outside a profiled block (in-process profiling): no window opens from a span
         self.gate: Callable[[], bool] = lambda: True
         #: under ``dynaprof run`` on a terminal: erases the parent's progress line as a compile ends
         self.erase_progress = child_eraser()
 
-    def reset_session(self, emit: Callable[[dict[str, Any]], None], t0_ns: int, table: FunctionTable) -> None:
+    def reset_session(self, emit: Callable[[JournalRecord], None], t0_ns: int, table: FunctionTable) -> None:
         """Record into a new journal and function table (in-process profiling: one per block).
         Everything keyed by the old table's ids is dropped with it."""
         self.emit = emit
@@ -456,45 +482,46 @@ class Recorder:
         win = Window(self._key_for(cid), cid, tid, time.time_ns(), graph_breaks_before=self._graph_break_counts())
         if cid.startswith("!"):
             win.kind = "compiled_autograd"  # Dynamo compiling the graph compiled autograd captured
-        info: dict[str, Any] = {
-            "name": getattr(code, "co_name", "?"),
-            "file": getattr(code, "co_filename", "?"),
-            "line": getattr(code, "co_firstlineno", 0),
-        }
         try:
             wrapped = wrapped_callable(code, closure)
         except Exception:
             wrapped = None
-        if wrapped is not None:
-            info["wrapped"] = wrapped
+        info = _CodeInfo(
+            str(getattr(code, "co_name", "?")), str(getattr(code, "co_filename", "?")),
+            int(getattr(code, "co_firstlineno", 0)), wrapped,
+        )  # fmt: skip
         self._frame_info[win.key] = info
         self._open(win, info)
         return win
 
-    def _open(self, win: Window, info: dict[str, Any], **extra: Any) -> None:
+    def _open(self, win: Window, info: _CodeInfo, fwd: str | None = None) -> None:
         tid = win.tid
         win.traced_base = self.traced.depth(tid)
         stack = self.windows.setdefault(tid, [])
         stack.append(win)
-        self.emit(
-            {
-                "t": "compile_start",
-                "key": win.key,
-                "cid": win.compile_id,
-                "gen": self.generation,
-                "tid": tid,
-                "thread_name": threading.current_thread().name,
-                "ts": self.rel(win.start_ns),
-                **info,
-                "call_site": call_site(),
-                "kind": win.kind,
-                **extra,
-            }
-        )
+        rec: CompileStart = {
+            "t": "compile_start",
+            "key": win.key,
+            "cid": win.compile_id,
+            "gen": self.generation,
+            "tid": tid,
+            "thread_name": threading.current_thread().name,
+            "ts": self.rel(win.start_ns),
+            "name": info.name,
+            "file": info.file,
+            "line": info.line,
+            "call_site": call_site(),
+            "kind": win.kind,
+        }
+        if info.wrapped is not None:
+            rec["wrapped"] = info.wrapped
+        if fwd is not None:
+            rec["fwd"] = fwd
+        self.emit(rec)
         if len(stack) == 1:
             self.on_window_start(tid)
 
-    def _begin_aux(self, kind: str, compile_id: str | None, tid: int, args: dict[str, Any]) -> None:
+    def _begin_aux(self, kind: FrameKind, compile_id: str | None, tid: int, args: dict[str, Any]) -> None:
         """Open a window for a compile that is not a Dynamo frame (``AUX_WINDOWS``)."""
         if not self.gate():
             return
@@ -513,19 +540,18 @@ class Recorder:
                 key = f"{fwd}:bw{n}"
             self._keys_used.add(key)
             self._bw_key_by_cid[cid] = key
-            base = self._frame_info.get(fwd)
-            info = dict(base) if base is not None else {"name": "backward", "file": "?", "line": 0}
-            extra: dict[str, Any] = {"fwd": fwd}
+            info = self._frame_info.get(fwd) or _CodeInfo("backward", "?", 0)
+            of: str | None = fwd
         else:
             key = self._key_for(cid)
             graph = args.get("graph_id")
-            info = {"name": "compiled autograd" + (f" graph {graph}" if isinstance(graph, int) else ""),
-                    "file": "<compiled autograd>", "line": 0}
-            extra = {}
+            info = _CodeInfo("compiled autograd" + (f" graph {graph}" if isinstance(graph, int) else ""),
+                             "<compiled autograd>", 0)
+            of = None
         win = Window(key, cid, tid, time.time_ns(), graph_breaks_before=self._graph_break_counts(), kind=kind, aux=True)
-        self._open(win, info, **extra)
+        self._open(win, info, of)
 
-    def _end_aux(self, kind: str, tid: int) -> None:
+    def _end_aux(self, kind: FrameKind, tid: int) -> None:
         for win in reversed(self.windows.get(tid, [])):
             if win.kind == kind:
                 self._end(win, None, None)
@@ -547,7 +573,7 @@ class Recorder:
                 self._pending_guards.append((win.key, weakref.ref(gm)))
             except TypeError:  # no weak references to it: measure now rather than hold it
                 self._emit_guard_stats(win.key, gm, guard_text_stats)
-        props = [
+        props: list[Prop] = [
             {
                 "label": p.label,
                 "owner": p.owner,
@@ -561,25 +587,23 @@ class Recorder:
             }
             for p in win.props.values()
         ]
-        self.emit(
-            {
-                "t": "compile_end",
-                "key": win.key,
-                "ts": self.rel(end_ns),
-                "duration": round((end_ns - win.start_ns) / 1e9, 6),
-                "attempt": win.attempt,
-                "exc": None if exc is None else f"{type(exc).__name__}: {exc}"[:4000],
-                "exc_type": None if exc is None else type(exc).__name__,
-                "graph_breaks": sum(new_breaks.values()) if self._counters is not None else None,
-                "graph_break_reasons": [{"reason": r, "count": n} for r, n in new_breaks.items()],
-                "graph_break_sites": win.graph_break_sites,
-                "inlines": win.inlines if "inlines" in self.hooks and not win.aux else None,
-                "inlines_final": (win.inlines_by_attempt.get(win.attempt, 0)
-                                  if "inlines" in self.hooks and not win.aux else None),
-                "recompile_reasons": win.recompile_reasons,
-                "props": props,
-            }
-        )
+        inlines = "inlines" in self.hooks and not win.aux
+        rec: CompileEnd = {
+            "t": "compile_end",
+            "key": win.key,
+            "duration": round((end_ns - win.start_ns) / 1e9, 6),
+            "attempt": win.attempt,
+            "exc": None if exc is None else f"{type(exc).__name__}: {exc}"[:4000],
+            "graph_breaks": sum(new_breaks.values()) if self._counters is not None else None,
+            "graph_break_sites": win.graph_break_sites,
+            "inlines": win.inlines if inlines else None,
+            "inlines_final": win.inlines_by_attempt.get(win.attempt, 0) if inlines else None,
+            "recompile_reasons": win.recompile_reasons,
+            "props": props,
+        }
+        if not win.graph_break_sites:  # no break site seen (that hook missing): what torch's counters say
+            rec["graph_break_reasons"] = [{"reason": r} for r in new_breaks]
+        self.emit(rec)
         if self.erase_progress is not None:
             self.erase_progress()  # before the script runs on and prints
         stack = self.windows.get(win.tid, [])
@@ -627,18 +651,18 @@ class Recorder:
         aux = AUX_WINDOWS.get(name)
         if aux is not None and ph == "B":
             self._begin_aux(aux, None if cid is None else str(cid), tid, args)
-        rec: dict[str, Any] = {
+        rec: SpanEvent = {
             "t": "span",
             "name": name,
-            "ph": ph,
+            "ph": str(ph),
             "tid": tid,
             "ts": self.rel(float(event.get("ts", 0)) * 1000),
             "key": self._key_of(cid, tid),
         }
-        if ph == "E" and name != "dynamo":
-            small = {k: v for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-            if small:
-                rec["args"] = dict(list(small.items())[:20])
+        if ph == "E" and (kept := span_args(name, args)):  # torch's E carries its B's metadata too
+            rec["args"] = kept
+        elif ph == "i" and (saved := args.get("time_saved_ns")) is not None:  # all a cache marker's read
+            rec["args"] = {"time_saved_ns": saved}
         self.emit(rec)
         if aux is not None and ph == "E":
             self._end_aux(aux, tid)
@@ -651,25 +675,33 @@ class Recorder:
         @functools.wraps(orig)
         def log(metrics: Any, *a: Any, **k: Any) -> Any:
             try:
-                tid = threading.get_ident()
-                cid = getattr(metrics, "compile_id", None)
-                rec: dict[str, Any] = {"t": "metrics", "tid": tid, "m": _scalar_metrics(metrics)}
-                if getattr(metrics, "is_forward", None) is False and cid is not None:
-                    # a lazy backward compile's metrics (logged as its window closes): never its
-                    # forward's; without a window (no phase events) the record says whose it is
-                    rec.update(key=self._bw_key_by_cid.pop(str(cid), None), kind="backward",
-                               fwd=self._key_by_cid.get(str(cid), str(cid)), attempt=None)
-                    start_us = getattr(metrics, "start_time_us", None)
-                    if isinstance(start_us, int):
-                        rec["ts"] = self.rel(start_us * 1000)
-                else:
-                    rec.update(key=self._key_of(None if cid is None else str(cid), tid), attempt=_current_attempt())
-                self.emit(rec)
+                if getattr(metrics, "is_runtime", None) is not True:  # run-time autotuning: no compile's
+                    self._emit_metrics(metrics)
             except Exception:
                 pass
             return orig(metrics, *a, **k)
 
         du.log_compilation_event = log
+
+    def _emit_metrics(self, metrics: Any) -> None:
+        tid = threading.get_ident()
+        cid = getattr(metrics, "compile_id", None)
+        rec: Metrics = {"t": "metrics", "key": None, "m": _scalar_metrics(metrics)}
+        if getattr(metrics, "is_forward", None) is False and cid is not None:
+            # a lazy backward compile's metrics (logged as its window closes): never its forward's;
+            # without a window (no phase events) the record says whose they are
+            rec["key"] = self._bw_key_by_cid.pop(str(cid), None)
+            if rec["key"] is None:
+                rec["kind"], rec["fwd"], rec["tid"] = "backward", self._key_by_cid.get(str(cid), str(cid)), tid
+                start_us = getattr(metrics, "start_time_us", None)
+                if isinstance(start_us, int):
+                    rec["ts"] = self.rel(start_us * 1000)
+        else:
+            rec["key"] = self._key_of(None if cid is None else str(cid), tid)
+            attempt = _current_attempt()
+            if attempt is not None:
+                rec["attempt"] = attempt
+        self.emit(rec)
 
     def _hook_reset(self) -> None:
         dynamo = _private("torch._dynamo")
@@ -680,8 +712,7 @@ class Recorder:
         def reset(*a: Any, **k: Any) -> Any:
             self.flush_guards()
             out = orig(*a, **k)
-            self.generation += 1
-            self.emit({"t": "reset", "gen": self.generation, "ts": self.rel(time.time_ns())})
+            self.generation += 1  # in the keys and compile_start records of the compiles after it
             return out
 
         dynamo.reset = reset  # torch.compiler.reset() calls torch._dynamo.reset() by attribute: covered
@@ -1029,7 +1060,7 @@ class Recorder:
                 "before dynaprof printed their guards (it never keeps them alive); guard counts are known"
             )
 
-    def _emit_guard_stats(self, key: str, gm: Any, measure: Callable[[Any], dict[str, Any]]) -> None:
+    def _emit_guard_stats(self, key: str, gm: Any, measure: Callable[[Any], GuardSizes]) -> None:
         try:
             stats = measure(gm)
         except Exception as e:
