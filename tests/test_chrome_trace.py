@@ -128,3 +128,17 @@ def test_nest_property(raw: list[tuple[int, int, int]]) -> None:
     if not raw:
         assert out == []
     assert all(iv.level <= LEVEL_SPAN for iv in out)
+
+
+def test_non_finite_numbers_never_reach_the_json() -> None:
+    """A session can hold an infinite float (json.loads reads ``Infinity``); trace.json stays valid
+    JSON (no ``Infinity``), without the events that cannot be placed. Found by the fuzz test."""
+    s = seed_session()
+    s.frames[0].compile_time_s = float("inf")
+    s.frames[0].metrics["window_s"] = float("nan")
+    s.spans.append(Span("bad", float("inf"), 1.0, 1))
+    text = str(render_chrome_trace(RenderContext(s))["trace.json"])
+    assert "Infinity" not in text and "NaN" not in text
+    events = json.loads(text)["traceEvents"]
+    assert all(e.get("name") != "bad" for e in events)
+    assert any(e.get("ph") == "X" for e in events)  # the rest is still drawn

@@ -107,3 +107,18 @@ def test_outermost_frames_do_not_double_count_nested_compiles() -> None:
     s = make_session([outer, inner, other])
     assert {f.key for f in outermost_frames(s.frames)} == {"0/0", "2/0"}
     assert s.total_compile_s == pytest.approx(2.5)
+
+
+def test_a_decode_error_names_an_odd_key_on_one_line() -> None:
+    """A dict key with a newline is quoted in the error's path, so the error stays one line."""
+    import pytest
+
+    from dynaprof.model.codec import DecodeError, from_json, to_json
+    from dynaprof.model.session import CompiledFrame
+    from tests.factories import frame
+
+    data = to_json(frame())
+    data["attribution"] = {"\n": None}
+    with pytest.raises(DecodeError) as e:
+        from_json(CompiledFrame, data)
+    assert "\n" not in str(e.value) and "attribution['\\n']" in str(e.value)

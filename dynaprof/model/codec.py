@@ -201,6 +201,13 @@ def _compiled(tp: Any) -> Decoder:
     raise TypeError(f"unsupported annotation {tp!r}")  # a model bug, not bad input
 
 
+def _key_path(path: str, key: object) -> str:
+    """``path.key``, or ``path['key']`` for a key that is not a plain name (a newline in a key must
+    not break the one-line error)."""
+    k = str(key)
+    return f"{path}.{k}" if k.isprintable() and k and " " not in k and "'" not in k else f"{path}[{k!r}]"
+
+
 def _decode(tp: Any, value: Any, path: str) -> Any:
     origin = typing.get_origin(tp)
     if tp is Any:
@@ -231,7 +238,7 @@ def _decode(tp: Any, value: Any, path: str) -> Any:
         key_tp, val_tp = typing.get_args(tp)
         if not isinstance(value, dict):
             raise DecodeError(path, f"expected an object, got {_kind(value)}")
-        return {_decode(key_tp, k, path): _decode(val_tp, v, f"{path}.{k}") for k, v in value.items()}
+        return {_decode(key_tp, k, path): _decode(val_tp, v, _key_path(path, k)) for k, v in value.items()}
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise DecodeError(path, f"expected an object, got {_kind(value)}")

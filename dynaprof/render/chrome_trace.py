@@ -13,6 +13,7 @@ nesting, so the output is exactly nested).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,10 +147,27 @@ def trace_events(session: Session) -> list[dict[str, Any]]:
     return events
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float (a hand-edited or fuzzed session can hold one) as
+    None: JSON has no Infinity, and a trace viewer rejects the whole file for one."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _drawable(event: dict[str, Any]) -> bool:
+    """An event a viewer can place: finite start and duration (metadata events have neither)."""
+    return all(not isinstance(event.get(k), float) or math.isfinite(event[k]) for k in ("ts", "dur"))
+
+
 def chrome_trace(session: Session) -> dict[str, Any]:
     r = session.run
     return {
-        "traceEvents": trace_events(session),
+        "traceEvents": [_finite(e) for e in trace_events(session) if _drawable(e)],
         "displayTimeUnit": "ms",
         "otherData": {"target": r.target, "start_time": r.start_time, "torch": r.torch_version or "?",
                       "python": r.python_version, "dynaprof": r.dynaprof_version},
