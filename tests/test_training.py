@@ -397,3 +397,56 @@ def test_inductor_backward_pages_agree_with_tlparse(tmp_path: Path) -> None:
     (page,) = r["pages"]
     assert page["compile_id"] == "0/0" and page["inductor_s"] and page["code_gen_s"] is not None
     assert r["imported"] == [] and r["live"] == [], r
+
+
+# -- double backward --------------------------------------------------------------------------------
+
+_DOUBLE_BACKWARD = textwrap.dedent(
+    """
+    import sys
+    import torch
+
+    torch.manual_seed(0)
+    m = torch.nn.Linear(4, 4)
+
+
+    def loss_fn(x):
+        return (torch.tanh(m(x)) ** 2).sum()
+
+
+    compiled = torch.compile(loss_fn, backend=sys.argv[1])
+    x = torch.randn(2, 4, requires_grad=True)
+    (g,) = torch.autograd.grad(compiled(x), x, create_graph=True)  # first backward, with a graph
+    print("first backward ok", tuple(g.shape), g.requires_grad)
+    g.pow(2).sum().backward()  # second backward: through the compiled backward
+    print("double backward ok")
+    """
+)
+DOUBLE_BACKWARD_ERROR = "RuntimeError: torch.compile with aot_autograd does not currently support double backward"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("backend", ["aot_eager", "eager"])
+def test_double_backward_fails_under_aot_autograd_as_under_python(tmp_path: Path, backend: str) -> None:
+    script = tmp_path / "double_backward.py"
+    script.write_text(_DOUBLE_BACKWARD)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    plain = subprocess.run([sys.executable, str(script), backend], capture_output=True, text=True, cwd=tmp_path,
+                           env=env, timeout=300)
+    r = profile(tmp_path, [str(script), backend])
+    assert (r.returncode, r.stdout) == (plain.returncode, plain.stdout)
+    s = load_session(r.run_dir / "session.json")
+    if backend == "eager":  # no AOT autograd: Dynamo's graph runs under eager autograd, which differentiates twice
+        assert r.returncode == 0 and r.stdout.endswith("double backward ok\n")
+        assert [f.kind for f in s.frames] == ["forward"]
+        return
+    # torch 2.13: AOT autograd compiles the backward lazily at the first backward (create_graph=True
+    # works), and its compiled backward refuses to be differentiated: the script's own traceback,
+    # its exit status 1, what was compiled kept
+    assert r.returncode == 1 and r.stdout == "first backward ok (2, 4) True\n"
+    assert plain.stderr.rstrip().endswith(DOUBLE_BACKWARD_ERROR)
+    assert plain.stderr in r.stderr  # the traceback as python prints it, not one of dynaprof's
+    assert "exception (status 1)" in r.stderr
+    assert (s.run.exit_status, s.run.end_reason) == (1, "exception")
+    assert [(f.key, f.kind, f.status, f.forward_key) for f in s.frames] == [
+        ("0/0", "forward", "ok", None), ("0/0:bw", "backward", "ok", "0/0")]
