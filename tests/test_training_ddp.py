@@ -110,9 +110,10 @@ def test_one_rank_ddp_compiles_one_subgraph_per_bucket(tmp_path: Path) -> None:
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("variant", ["sequential", "no_optimization", "small_buckets"])
+@pytest.mark.parametrize("variant", ["sequential", "one_bucket", "no_optimization", "small_buckets"])
 def test_where_torch_does_not_split(tmp_path: Path, variant: str) -> None:
-    opts = {"sequential": ["--sequential"], "no_optimization": ["--optimize-ddp", "no_optimization"],
+    opts = {"sequential": ["--sequential"], "one_bucket": ["--layers", "1"],
+            "no_optimization": ["--optimize-ddp", "no_optimization"],
             "small_buckets": ["--bucket-cap-mb", "0.5"]}[variant]
     r = profile(tmp_path, [SAMPLE, "--steps", "1", *opts])
     s = load_session(r.run_dir / "session.json")
@@ -123,7 +124,8 @@ def test_where_torch_does_not_split(tmp_path: Path, variant: str) -> None:
         assert r.returncode == 0, r.stderr[-3000:]
         assert not any(f.filename.endswith(("ddp_step.py", "container.py")) for f in s.frames)
         assert sum(f.graph_breaks for f in s.frames) == 3 and not any(f.kind == "backward" for f in s.frames)
-    elif variant == "no_optimization":  # one graph: one compile, one backward
+    elif variant in ("one_bucket", "no_optimization"):  # one graph: one compile, one backward
+        # one_bucket: the parameters fit DDP's first bucket, and DDPOptimizer compiles the graph whole
         assert r.returncode == 0, r.stderr[-3000:]
         f = _split_frame(s)
         assert [(b.key, b.forward_key) for b in s.frames if b.kind == "backward"] == [(f"{f.key}:bw", f.key)]

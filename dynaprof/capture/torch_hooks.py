@@ -30,6 +30,8 @@ would have given are recorded as unknown):
 * ``InstructionTranslatorBase.log_graph_break``: where each graph break happened.
 * ``convert_frame.get_and_maybe_log_recompilation_reasons``: every failing guard of every cache
   entry (torch's metrics keep only the first entry's); strings only, the frame is never kept.
+* ``SubmodCompiler.compile_submod`` (``hook_ddp_buckets``): each per-bucket subgraph compile of
+  DDP's graph split (``optimize_ddp``), as a ``ddp_bucket submod_N`` span of the frame's compile.
 * ``config.dynamo_profiler`` + ``DynamoProfilerState.dump_stats`` (2.13): torch's own per-inline
   tracing times, captured silently.
 * guard trees via the returned ``GuardedCode.guard_manager`` (sizes computed after the run, so
