@@ -457,11 +457,16 @@ class _Builder:
         expect_metrics = self.any_metrics or stats.truncated or stats.malformed > 0 or self.torch_version is not None
         done = {id(f): finish_frame(f, origin, self.first_glog, expect_metrics) for f in self.frames}
         frames = list(done.values())
-        for acc in self.frames:
+        used: set[str] = set()
+        for acc in self.frames:  # keys as live capture makes them: "#<gen>" only where an id came round again
+            fr = done[id(acc)]
             if acc.forward is not None and (fwd := done.get(id(acc.forward))) is not None:
-                bw = done[id(acc)]
-                bw.name, bw.filename, bw.lineno, bw.forward_key = fwd.name, fwd.filename, fwd.lineno, fwd.key
-                bw.thread = bw.thread or fwd.thread
+                fr.name, fr.filename, fr.lineno, fr.forward_key = fwd.name, fwd.filename, fwd.lineno, fwd.key
+                fr.thread = fr.thread or fwd.thread
+                fr.key = fwd.key + acc.bw_suffix
+            elif (base := acc.compile_id + acc.key_suffix + acc.bw_suffix) not in used:
+                fr.key = base
+            used.add(fr.key)
         warnings = stats.warnings()
         start_time = _iso(origin) if origin is not None else None
         if start_time is None:
