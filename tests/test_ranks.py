@@ -371,3 +371,16 @@ def test_report_on_a_folder_of_rank_logs_writes_the_multi_rank_view(tmp_path: Pa
     assert load_session(one).run.rank == 1 and not (one / "ranks.json").exists()
     assert main(["report", str(logs), "--rank", "5", "-o", str(tmp_path / "none"), "-q"]) == 2
     assert "no TORCH_TRACE log for rank 5 (ranks found: 0, 1)" in capsys.readouterr().err
+
+
+def test_a_ranks_backward_compiles_are_not_counted_as_recompiles() -> None:
+    """A DDP job compiles one backward per bucket (``4/0:bw`` ... ``4/0:bw4``): they share their
+    forward's code but are not recompiles of it."""
+    from dynaprof.analysis.ranks import rank_totals
+    from tests.factories import frame, make_session
+
+    fwd = frame("4/0")
+    bws = [frame(f"4/0:bw{n if n > 1 else ''}", kind="backward", forward_key="4/0", compile_id="4/0")
+           for n in range(1, 5)]
+    assert rank_totals(0, make_session([fwd, *bws])).recompiles == 0
+    assert rank_totals(0, make_session([fwd, frame("4/1", compile_id="4/1"), *bws])).recompiles == 1

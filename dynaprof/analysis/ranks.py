@@ -122,7 +122,7 @@ def rank_totals(rank: int, s: Session) -> RankTotals:
     return RankTotals(
         rank=rank, frames=len(frames), compile_s=s.total_compile_s, restarts=sum(f.restarts for f in frames),
         graph_breaks=sum(f.graph_breaks for f in frames), guards=sum(guards) if guards else None,
-        recompiles=len(frames) - len({frame_key(f) for f in frames}),
+        recompiles=len(fw := [f for f in frames if f.kind != "backward"]) - len({frame_key(f) for f in fw}),
         failed=sum(1 for f in frames if f.status == "failed"), exit_status=s.run.exit_status,
         end_reason=s.run.end_reason, complete=s.run.complete, wall_s=s.run.wall_s, hostname=s.run.hostname,
     )

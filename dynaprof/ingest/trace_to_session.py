@@ -595,6 +595,8 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
     )
     if fm is not None:
         apply_metrics(frame, fm)
+    if f.recompile_artifact:  # every cache entry's failures (the metrics hold the newest one's), as live
+        frame.recompile_reason = f.recompile_artifact
     frame.metrics = dict(sorted(frame.metrics.items()))
     frame.cache = f.cache.result(frame.metrics)
     return frame
