@@ -89,6 +89,11 @@ def count(n: int | None) -> str:
     return "?" if n is None else f"{n:,}"
 
 
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``1 compile``, ``2 compiles`` (``nouns``: an irregular plural)."""
+    return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"
+
+
 def one_line(text: str, limit: int = 160) -> str:
     """Collapse whitespace (user text may hold newlines) and cut to ``limit`` characters."""
     flat = " ".join(text.split())

@@ -417,4 +417,4 @@ def test_guard_trees_are_measured_late_without_keeping_compiled_code_alive() -> 
     rec.flush_guards()
     printed = [r for r in out if r["t"] == "guards" and "code_text_lines" in r]
     assert len(printed) == 1 and printed[0]["code_text_lines"] == 2
-    assert any(r["t"] == "warn" and "1 compile(s) are unknown" in str(r["msg"]) for r in out)
+    assert any(r["t"] == "warn" and "guard code sizes of 1 compile are unknown" in str(r["msg"]) for r in out)

@@ -99,3 +99,10 @@ def test_the_closing_lines_put_one_path_on_a_line_when_both_do_not_fit(
     print_written(tmp_path / "r", [tmp_path / "r" / "report.html"], [])
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 2 and "in a browser; re-render with: dynaprof report" in lines[1]
+
+
+def test_plural() -> None:
+    from dynaprof.fmt import plural
+
+    assert [plural(1, "compile"), plural(2, "compile"), plural(0, "line"), plural(1_000, "entry", "entries")] == [
+        "1 compile", "2 compiles", "0 lines", "1,000 entries"]

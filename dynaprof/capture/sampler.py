@@ -31,6 +31,7 @@ from collections.abc import Callable
 from types import FrameType
 
 from dynaprof.capture.stacks import Aggregate, StackWalker, orphaned_frames
+from dynaprof.fmt import plural
 from dynaprof.model.journal import StackItem
 
 #: (thread id) -> (frame key, attempt) of the innermost compile running on that thread
@@ -254,7 +255,7 @@ class Sampler:
         self._orphans = []
         if self.orphaned:
             self.notes.append(
-                f"sampler thread: {self.orphaned} sample(s) held a frame whose function returned meanwhile; "
+                f"sampler thread: {plural(self.orphaned, 'sample')} held a frame whose function returned meanwhile; "
                 "its references were dropped at the end of that compile, not on the sampler thread"
             )
         hz = self.achieved_hz

@@ -59,6 +59,7 @@ from typing import Any, NamedTuple
 from dynaprof.capture import provenance
 from dynaprof.capture.progress import child_eraser
 from dynaprof.capture.stacks import FunctionKey, FunctionTable, Markers, TracedStacks
+from dynaprof.fmt import plural
 from dynaprof.model.journal import (
     METRICS_DROP,
     METRICS_LISTS,
@@ -1059,8 +1060,8 @@ class Recorder:
             gm = None
         if freed:
             self.warn(
-                f"guard code sizes of {freed} compile(s) are unknown: the script freed their compiled code "
-                "before dynaprof printed their guards (it never keeps them alive); guard counts are known"
+                f"guard code sizes of {plural(freed, 'compile')} are unknown: the script freed the compiled code "
+                "before dynaprof printed its guards (it never keeps it alive); guard counts are known"
             )
 
     def _emit_guard_stats(self, key: str, gm: Any, measure: Callable[[Any], GuardSizes]) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from dynaprof.fmt import plural
 from dynaprof.ingest.torch_metrics import (
     apply_metrics,
     attempt_of,
@@ -399,7 +400,7 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
         reason = "lost"  # ended without cleanup: os._exit, a crash, or killed
     warnings = list(facts.notes) + b.warnings
     if b.torn:
-        warnings.append(f"{b.torn} journal line(s) were cut off and skipped")
+        warnings.append(f"{plural(b.torn, 'journal line')} {'was' if b.torn == 1 else 'were'} cut off and skipped")
     if not complete:
         warnings.append(
             "the script ended without dynaprof's cleanup (os._exit, a crash or a kill): "

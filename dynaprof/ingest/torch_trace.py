@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
 from dynaprof.errors import DynaprofError
+from dynaprof.fmt import plural
 
 if TYPE_CHECKING:
     pass
@@ -141,7 +142,8 @@ class ReadStats:
             kinds = ", ".join(f"{c} {PROBLEMS[k][c != 1]}" for k in PROBLEMS if (c := rest.get(k, 0)))
             shown = "; ".join(m for m in self.messages if "(truncated)" not in m)
             more = f" (first: {shown})" if shown else ""
-            out.append(f"skipped {sum(rest.values())} malformed record(s) or line(s): {kinds}{more}")
+            skipped = plural(sum(rest.values()), "malformed record or line", "malformed records or lines")
+            out.append(f"skipped {skipped}: {kinds}{more}")
         if self.unknown:
             kinds = ", ".join(f"{k} ({n})" for k, n in sorted(self.unknown.items(), key=lambda kv: (-kv[1], kv[0])))
             out.append(f"skipped {sum(self.unknown.values())} events of {len(self.unknown)} unknown types: {kinds}")
