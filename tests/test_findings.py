@@ -127,3 +127,24 @@ def test_restart_reasons_read_as_words_with_the_line_that_raised_them() -> None:
     text = {x.key: x for x in findings(make_session([f]))}["restarts"].text
     assert "reason: Dynamo hit a graph break it could not resume from mid-inline" in text
     assert "raised at helper.py:20" in text
+
+
+def test_a_specific_finding_leads_a_category_total() -> None:
+    """"guard building took 2.5 s" sums the whole graph's guards; "forward was recompiled 2 times,
+    2.0 s" is one thing to change: when it is a fifth of compile or more, it leads."""
+    from dynaprof.model import Stack
+    from tests.factories import SP, FunctionTable
+
+    t = FunctionTable()
+    guards = [t("_compile", SP + "torch/_dynamo/convert_frame.py", 1), t("build", SP + "torch/_dynamo/guards.py", 2)]
+    frames = [frame(f"0/{i}", start_s=2.0 * i, compile_time_s=1.0,
+                    recompile_reason="tensor 'x' dispatch key set mismatch" if i else None) for i in range(3)]
+    stacks = [Stack(f"0/{i}", 0, 1, guards, [], 830, 0.83) for i in range(3)]
+    s = make_session(frames, stacks, t.functions)
+    keys = [f.key for f in findings(s)]
+    assert keys.index("recompiles") < keys.index("category:guard_building")
+    assert hottest(s).startswith("forward (repro.py:11) was recompiled 2 times, 2.00 s (67% of compile)")
+    # a small recompile (under a fifth of compile) leaves the bigger total first
+    small = [frame("0/0", compile_time_s=9.0), frame("0/1", start_s=10.0, compile_time_s=1.0)]
+    s2 = make_session(small, [Stack("0/0", 0, 1, guards, [], 8000, 8.0)], t.functions)
+    assert hottest(s2).startswith("guard building took")
