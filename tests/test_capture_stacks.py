@@ -418,3 +418,39 @@ def test_guard_trees_are_measured_late_without_keeping_compiled_code_alive() -> 
     printed = [r for r in out if r["t"] == "guards" and "code_text_lines" in r]
     assert len(printed) == 1 and printed[0]["code_text_lines"] == 2
     assert any(r["t"] == "warn" and "guard code sizes of 1 compile are unknown" in str(r["msg"]) for r in out)
+
+
+def test_sampling_stops_before_dynaprofs_own_work_at_the_end_of_a_compile() -> None:
+    """The window's end (which stops the sampler and cProfile) comes before dynaprof measures the
+    guard tree and writes the compile_end record: that work is dynaprof's, not the compile's."""
+    from dynaprof.capture.torch_hooks import Recorder
+
+    events: list[str] = []
+
+    class GuardManager:
+        @property
+        def root(self) -> None:
+            events.append("guards measured")
+            return None
+
+    class Result:
+        guard_manager = GuardManager()
+
+    def emit(r: dict[str, object]) -> None:
+        events.append(f"record {r['t']}")
+
+    rec = Recorder(emit, 0, FunctionTable())
+    rec.on_window_start = lambda tid: events.append("window start")
+    rec.on_window_end = lambda tid: events.append("window end")
+    outer = rec._begin(user_fn.__code__, "0/0")
+    rec._end(outer, Result(), None)
+    assert events.index("window end") < events.index("guards measured") < events.index("record compile_end")
+    assert events.count("window end") == 1
+    # nested windows (a compile inside a compile): only the outermost end stops sampling
+    events.clear()
+    a = rec._begin(user_fn.__code__, "1/0")
+    b = rec._begin(user_fn.__code__, "2/0")
+    rec._end(b, None, None)
+    assert "window end" not in events
+    rec._end(a, None, None)
+    assert events.count("window end") == 1 and events.count("window start") == 1

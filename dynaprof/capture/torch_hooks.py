@@ -563,6 +563,12 @@ class Recorder:
 
     def _end(self, win: Window, result: Any, exc: BaseException | None) -> None:
         end_ns = time.time_ns()
+        stack = self.windows.get(win.tid, [])
+        # the thread's last open window: stop sampling (and cProfile) before dynaprof's own work at
+        # the end of a compile (guard trees, the record), which is not the compile's time
+        stopped = bool(stack) and all(w is win for w in stack)
+        if stopped:
+            self.on_window_end(win.tid)
         after = self._graph_break_counts()
         new_breaks = {
             r: n - win.graph_breaks_before.get(r, 0) for r, n in after.items() if n > win.graph_breaks_before.get(r, 0)
@@ -610,7 +616,6 @@ class Recorder:
         self.emit(rec)
         if self.erase_progress is not None:
             self.erase_progress()  # before the script runs on and prints
-        stack = self.windows.get(win.tid, [])
         for i in range(len(stack) - 1, -1, -1):
             if stack[i] is win:
                 del stack[i]
@@ -618,7 +623,8 @@ class Recorder:
         self.traced.exit(win.tid, win.traced_base)  # in case an exception skipped a hook's exit
         if not stack:
             self.traced.forget(win.tid)
-            self.on_window_end(win.tid)
+            if not stopped:
+                self.on_window_end(win.tid)
         if len(self._pending_guards) > 256:
             self.flush_guards()
 

@@ -511,9 +511,10 @@ def _clip_samples(frames: list[CompiledFrame], stacks: list[Stack]) -> list[str]
         total = sum(s for _, s in clipped)
         n = len(clipped)
         notes.append(
-            f"sampled seconds of {n} compile{'s' * (n != 1)} exceeded {'their' if n != 1 else 'its'} compile time by "
-            f"{total * 1e3:.1f} ms in all and were scaled down to it (the sampler's intervals stretch when threads "
-            "compete for the CPU); attributed seconds never exceed a frame's compile time"
+            f"sampled seconds of {plural(n, 'compile')} exceeded torch's compile time by {total * 1e3:.1f} ms in all "
+            "and were scaled down to it: torch's timer (entire_frame_compile) leaves out some of its own work around "
+            "it (logging the compile's start, recording its metrics), which the sampler sees; attributed seconds "
+            "never exceed a frame's compile time"
         )
     # samples no frame claims (and nested compiles) must not push the run past its compile time
     budget = sum(f.compile_time_s or 0.0 for f in outermost_frames(frames))

@@ -243,8 +243,9 @@ def _attribution(s: Session, rows: int) -> str:
             "one category.")
     if clipped > 0 or sampled > total:
         over = max(clipped, sampled - total)
-        note += (f" Samples beyond their frame's compile time ({fmt.seconds(over)}) were scaled down to it: the "
-                 "sampler's intervals stretch when threads compete for the CPU.")
+        note += (f" Samples beyond their frame's compile time ({fmt.seconds(over)}) were scaled down to it: torch's "
+                 "compile timer leaves out some of its own work around it (logging, recording metrics), which the "
+                 "sampler sees.")
     return details("Where compile time went (attribution)",
                    md_table(["seconds", "% of compile", "category"], body, align="rrl") + "\n\n" + note, True)
 
