@@ -87,7 +87,7 @@ def _assert_split(s: Session) -> CompiledFrame:
 
 @pytest.mark.torch
 def test_one_rank_ddp_compiles_one_subgraph_per_bucket(tmp_path: Path) -> None:
-    r = profile(tmp_path, [SAMPLE, "--steps", "2"])
+    r = profile(tmp_path, [SAMPLE, "--steps", "2"], "--torch-trace", str(tmp_path / "trace"))
     assert r.returncode == 0, r.stderr[-3000:]
     assert [line[:7] for line in r.stdout.splitlines()] == ["step 0:", "step 1:"]  # the script's own output only
     assert "optimize_ddp=True, world 1" in r.stdout
@@ -107,6 +107,16 @@ def test_one_rank_ddp_compiles_one_subgraph_per_bucket(tmp_path: Path) -> None:
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
     shown = [e for e in events if str(e.get("name", "")).startswith(DDP_BUCKET_SPAN)]
     assert [e["name"] for e in shown] == BUCKETS and all(e["args"]["compile_id"] == f.compile_id for e in shown)
+    # the same run's TORCH_TRACE log: a bucket span per optimize_ddp_split_child, each the bucket's
+    # AOT autograd compile (inside the live span, which also holds the first bucket's setup)
+    imported = _split_frame(build_session(next((tmp_path / "trace").glob("*.log"))))
+    got = [sp for sp in imported.spans if sp.name.startswith(DDP_BUCKET_SPAN + " ")]
+    assert [sp.name for sp in got] == BUCKETS
+    assert [sp.args for sp in got] == [{"bucket": i, "buckets": 4} for i in range(4)]
+    live = {sp.name: sp for sp in f.spans}
+    for sp in got:
+        assert sp.duration_s <= live[sp.name].duration_s + 2e-3
+        assert imported.phases[sp.name] == sp.duration_s
 
 
 @pytest.mark.torch

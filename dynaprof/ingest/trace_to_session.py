@@ -71,14 +71,14 @@ from dynaprof.version import __version__
 DECODE = frozenset({
     "str", "dynamo_start", "chromium_event", "compilation_metrics", "artifact",
     "dynamo_cpp_guards_str", "dynamo_guards", "dynamo_error", "bwd_compilation_metrics",
-    "aot_autograd_backward_compilation_metrics",
+    "aot_autograd_backward_compilation_metrics", "optimize_ddp_split_child",
 })  # fmt: skip
 #: recognised types that hold nothing a session needs (graph dumps, fake-tensor descriptions, ...)
 KNOWN = frozenset({
     "describe_storage", "describe_tensor", "describe_source", "dynamo_output_graph",
     "aot_joint_graph", "aot_forward_graph", "aot_backward_graph", "aot_inference_graph",
     "inductor_pre_grad_graph", "inductor_post_grad_graph", "inductor_output_code",
-    "optimize_ddp_split_graph", "optimize_ddp_split_child", "compiled_autograd_graph",
+    "optimize_ddp_split_graph", "compiled_autograd_graph",
     "graph_dump", "link",
     "dump_file", "symbolic_shape_specialization", "guard_added", "guard_added_fast",
     "propagate_real_tensors_provenance", "missing_fake_kernel", "mismatched_fake_kernel", "exported_program",
@@ -133,6 +133,7 @@ class FrameAcc:
         self.error_text: str | None = None
         self.cache = CacheTally()
         self.collectives: list[str] | None = None
+        self.ddp_children: list[str] = []  # optimize_ddp_split_child names, in the order logged
         self.guards_json = b""
         self.guards_json_line: int | None = None
         self.stats: Any = None  # ReadStats, to report a dynamo_guards payload that is not JSON
@@ -299,6 +300,7 @@ class _Builder:
             "dynamo_cpp_guards_str": self.on_cpp_guards, "dynamo_guards": self.on_guards,
             "dynamo_error": self.on_error, "bwd_compilation_metrics": self.on_bwd_metrics,
             "aot_autograd_backward_compilation_metrics": self.on_bwd_metrics,
+            "optimize_ddp_split_child": self.on_ddp_child,
         }  # fmt: skip
         for ev in self.reader.events():
             self.ev = ev
@@ -434,6 +436,13 @@ class _Builder:
             f.stats, f.guards_json_line = self.reader.stats, ev.lineno
             ev.payload = f
 
+    def on_ddp_child(self, ev: Event, meta: dict[str, Any]) -> None:
+        """DDP's optimizer split this frame's graph: one child (``submod_N``) per gradient bucket."""
+        body = meta["optimize_ddp_split_child"]
+        name = body.get("name") if isinstance(body, dict) else None
+        if isinstance(name, str) and (f := self.context_frame(meta)):
+            f.ddp_children.append(name[:100])
+
     def on_error(self, ev: Event, meta: dict[str, Any]) -> None:
         if f := self.context_frame(meta):
             body = meta["dynamo_error"]
@@ -511,12 +520,35 @@ def _no_id_file(f: FrameAcc) -> str:
     return "<no compile id>" if f.compile_id == NO_ID else ""
 
 
+#: what live capture names a DDP bucket's compile (``capture.torch_hooks.hook_ddp_buckets``)
+DDP_BUCKET = "ddp_bucket"
+
+
+def _ddp_bucket_spans(f: FrameAcc) -> _Spans:
+    """A ``ddp_bucket submod_N`` span per bucket of a frame DDP's optimizer split, as live capture
+    records them: the log names the children, and the backend compiles them one after another,
+    each under a top-level ``create_aot_dispatcher_function``. None when the counts differ (a
+    backend without AOT autograd, a cut log): no guess."""
+    if not f.ddp_children:
+        return []
+    aot = sorted((sp for sp in f.spans if sp[0] == "create_aot_dispatcher_function"), key=lambda sp: sp[1])
+    top: _Spans = []
+    for sp in aot:  # not nested in the previous one (AOT autograd can call itself)
+        if not top or sp[1] >= top[-1][1] + top[-1][2]:
+            top.append(sp)
+    if len(top) != len(f.ddp_children):
+        return []
+    n = len(top)
+    return [(f"{DDP_BUCKET} {name}", st, d, {"bucket": i, "buckets": n})
+            for i, (name, (_, st, d, _a)) in enumerate(zip(f.ddp_children, top, strict=True))]
+
+
 def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, expect_metrics: bool) -> CompiledFrame:
     """The CompiledFrame of an accumulated frame; unknown facts stay None. What the compilation
     metrics say is set last (``torch_metrics.apply_metrics``, as for the journal); the log's other
     records are the fallbacks."""
     fm = f.metrics
-    spans = sorted(f.spans, key=lambda s: s[1])
+    spans = sorted(f.spans + _ddp_bucket_spans(f), key=lambda s: s[1])
     efc = next((s for s in spans if s[0] == "entire_frame_compile"), None)
     begins = [s[1] for s in spans] + [ts for stack in f.open.values() for ts, _ in stack]
     start_us = efc[1] if efc else (min(begins) if begins else f.metrics_start_us)
