@@ -2,16 +2,33 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import subprocess
 import sys
+import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.helpers import CHROMIUM, CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
+
+
+def load_benchmark(name: str) -> types.ModuleType:
+    """``benchmarks/<name>.py`` as a module (its measuring functions are tested too)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 @dataclass
@@ -53,3 +70,18 @@ def seed_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CliResult]:
         tmp = tmp_path_factory.mktemp(name)
         out[name] = profile(tmp, [str(SAMPLES / "parametrized_linear.py"), flag])
     return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium through Playwright (the browser tests); skipped where either is missing."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        pytest.skip(f"chromium not found at {CHROMIUM}")
+    with sync_api.sync_playwright() as p:
+        try:
+            b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        except Exception as e:  # pragma: no cover - depends on the machine
+            pytest.skip(f"chromium does not start: {e}")
+        yield b
+        b.close()

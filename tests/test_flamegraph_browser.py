@@ -4,9 +4,7 @@ seen as an image (an <img>, how GitHub shows an attached SVG: no script, so no d
 from __future__ import annotations
 
 import base64
-import shutil
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +12,6 @@ import pytest
 
 from dynaprof.render.flamegraph import flamegraph_svg
 from tests.factories import seed_session
-from tests.helpers import CHROMIUM
-from tests.helpers import CHROMIUM_ARGS as ARGS
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
@@ -35,20 +31,6 @@ def test_controls_are_hidden_until_the_script_shows_them() -> None:
     svg = flamegraph_svg(seed_session(), "compiler")
     assert _hidden_without_script(svg) == {"fg-search": True, "fg-unzoom": True, "fg-details": True}
     assert "Click a frame" in svg  # the hint is there, for the script to show
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
-        pytest.skip(f"chromium not found at {CHROMIUM}")
-    with sync_api.sync_playwright() as p:
-        try:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        except Exception as e:  # pragma: no cover - depends on the machine
-            pytest.skip(f"chromium does not start: {e}")
-        yield b
-        b.close()
 
 
 @pytest.mark.browser

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,26 +16,10 @@ from dynaprof.render.base import RenderContext
 from dynaprof.render.compare_report import render_compare
 from dynaprof.render.html import render_html
 from tests.factories import seed_session
-from tests.helpers import CHROMIUM
-from tests.helpers import CHROMIUM_ARGS as ARGS
 
 pytestmark = pytest.mark.browser
 
 HIGHLIGHT = "rgb(40,210,120)"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
-        pytest.skip(f"chromium not found at {CHROMIUM}")
-    with sync_api.sync_playwright() as p:
-        try:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        except Exception as e:  # pragma: no cover - depends on the machine
-            pytest.skip(f"chromium does not start: {e}")
-        yield b
-        b.close()
 
 
 class Page:

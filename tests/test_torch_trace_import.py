@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import importlib.util
 import json
 import os
 import shutil
@@ -28,6 +27,7 @@ from dynaprof.ingest.torch_trace import is_torch_trace, parse_graph_break
 from dynaprof.ingest.trace_to_session import import_torch_trace, import_torch_trace_ranks
 from dynaprof.model.session import Session
 from dynaprof.model.store import session_from_text, session_to_text
+from tests.conftest import load_benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "torch_trace"
@@ -247,12 +247,7 @@ def test_parse_graph_break_formats() -> None:
 
 
 def _load_bench() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_import", ROOT / "benchmarks" / "bench_import.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["bench_import"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("bench_import")
 
 
 def test_streaming_memory_stays_flat(tmp_path: Path) -> None:

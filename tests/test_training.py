@@ -4,7 +4,6 @@ optimizer step; the forward / backward split; the importer's parity with the liv
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import os
 import re
@@ -24,7 +23,7 @@ from dynaprof.ingest.trace_to_session import build_session
 from dynaprof.model.session import Location, Session, compile_by_kind, display_name
 from dynaprof.model.store import load_session
 from dynaprof.render.terminal import summary_text
-from tests.conftest import ROOT, SAMPLES, profile, run_dynaprof
+from tests.conftest import ROOT, SAMPLES, load_benchmark, profile, run_dynaprof
 
 FIXTURE = ROOT / "tests" / "data" / "torch_trace" / "training_step.log.gz"
 
@@ -342,13 +341,7 @@ def test_recompiles_in_later_iterations_are_frames_with_every_failing_guard(tmp_
 
 
 def _bench_tlparse() -> Any:
-    path = ROOT / "benchmarks" / "bench_training_tlparse.py"
-    spec = importlib.util.spec_from_file_location("bench_training_tlparse", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["bench_training_tlparse"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("bench_training_tlparse")
 
 
 _TLPARSE = shutil.which("tlparse", path=str(Path(sys.executable).parent)) or shutil.which("tlparse")

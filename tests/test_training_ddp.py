@@ -7,7 +7,6 @@ torchrun (slow test). CPU, gloo, aot_eager."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import shutil
@@ -24,7 +23,7 @@ from dynaprof.capture.torch_hooks import DDP_BUCKET_SPAN, DDP_MODULE, Recorder, 
 from dynaprof.ingest.trace_to_session import build_session
 from dynaprof.model.session import CompiledFrame, Session
 from dynaprof.model.store import load_session
-from tests.conftest import ROOT, SAMPLES, profile, run_dynaprof
+from tests.conftest import SAMPLES, load_benchmark, profile, run_dynaprof
 
 SAMPLE = str(SAMPLES / "ddp_step.py")
 #: the sample's Linear(512, 512): weight and bias, fp32
@@ -149,13 +148,7 @@ def test_where_torch_does_not_split(tmp_path: Path, variant: str) -> None:
 
 
 def _bench_tlparse() -> Any:
-    path = ROOT / "benchmarks" / "bench_training_tlparse.py"
-    spec = importlib.util.spec_from_file_location("bench_training_tlparse", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["bench_training_tlparse"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("bench_training_tlparse")
 
 
 def _split_children(log: Path) -> list[str]:
