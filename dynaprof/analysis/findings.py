@@ -350,24 +350,17 @@ def findings(session: Session) -> list[Finding]:
     unnamed = (ax.causes.get(CAUSE_WHOLE_GRAPH, 0.0) + ax.causes.get(CAUSE_UNKNOWN, 0.0)) if ax else 0.0
     if named > unnamed:  # the verdict names a cause, and its phases say the rest
         found = [f for f in found if f is None or not f.key.startswith("category:")]
-    return sorted((f for f in found if f is not None), key=lambda f: (_diffuse(f, found, total), -f.seconds))
+    kept = [f for f in found if f is not None]
+    # "other user-code tracing took 2.4 s" (the sum over 132 traced functions) says less than
+    # "forward was recompiled 2 times, 2.4 s": a category total goes after such a finding
+    specific = total > 0 and any(not f.key.startswith(_NOT_SPECIFIC) and f.seconds >= SPECIFIC_SHARE * total
+                                 for f in kept)
+    return sorted(kept, key=lambda f: (specific and f.key.startswith("category:"), -f.seconds))
 
 
 #: a finding about one thing (a recompiled function, a graph break, a failure) that costs at least
 #: this share of compile comes before a category total, which sums many causes' time
 SPECIFIC_SHARE = 0.2
-
-
-def _diffuse(f: Finding, found: list[Finding | None], total: float) -> bool:
-    """Whether ``f`` is a category total to be put after the specific findings that matter: "other
-    user-code tracing took 2.4 s" (the sum over 132 traced functions) says less than "forward was
-    recompiled 2 times, 2.4 s"."""
-    if not f.key.startswith("category:") or total <= 0:
-        return False
-    return any(g is not None and not g.key.startswith(_NOT_SPECIFIC) and g.seconds >= SPECIFIC_SHARE * total
-               for g in found)
-
-
 #: findings that are facts about where time went, not one thing to change
 _NOT_SPECIFIC = ("category:", "slowest_frame", "backward", "no_provenance")
 
