@@ -90,3 +90,18 @@ def summary_width() -> int:
         return min(MAX_WIDTH, os.get_terminal_size(sys.stderr.fileno()).columns)
     except (OSError, ValueError, AttributeError):
         return 100
+
+
+def info_next_steps(page: Path | None, out_dir: Path) -> None:
+    """"open PAGE in a browser; re-render with: dynaprof report DIR" (without ``page``, the
+    second half only), one path a line where both do not fit the width."""
+    again = f"re-render with: dynaprof report {display_path(out_dir)}"
+    if page is None:
+        info(f"  {again}")
+        return
+    opened = f"open {display_path(page)} in a browser"
+    if 4 + len(opened) + len(again) > summary_width():
+        info(f"  {opened}")
+        info(f"  {again}")
+    else:
+        info(f"  {opened}; {again}")

@@ -16,7 +16,7 @@ from typing import Any
 
 from dynaprof.analysis.attribution import apply_attribution
 from dynaprof.analysis.pstats_tools import load_table
-from dynaprof.cli.common import display_path, info, summary_width, write_files
+from dynaprof.cli.common import display_path, info, info_next_steps, write_files
 from dynaprof.errors import DynaprofError
 from dynaprof.model.session import Session
 from dynaprof.model.store import save_session
@@ -392,11 +392,5 @@ def print_written(out_dir: Path, written: list[Path], notes: list[str]) -> None:
     for n in notes:
         info(f"  note: {n}")
     report = out_dir / "report.html"
-    opened = f"open {display_path(report)} in a browser; " if report in written else ""
-    again = f"re-render with: dynaprof report {display_path(out_dir)}"
-    if opened and 2 + len(opened) + len(again) > summary_width():  # one path a line where they don't fit
-        info(f"  {opened.rstrip('; ')}")
-        info(f"  {again}")
-    else:
-        info(f"  {opened}{again}")
+    info_next_steps(report if report in written else None, out_dir)
     sys.stderr.flush()

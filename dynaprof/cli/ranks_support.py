@@ -28,8 +28,8 @@ from dynaprof.cli.common import (
     default_run_dir,
     display_path,
     info,
+    info_next_steps,
     prepare_out_dir,
-    summary_width,
     write_files,
 )
 from dynaprof.cli.run_options import add_run_options
@@ -175,13 +175,7 @@ def maybe_write_merged(job_dir: Path, world_size: int | None = None,
 def _print_merged_written(job_dir: Path) -> None:
     info(f"dynaprof: wrote {display_path(job_dir)}/ranks.md, ranks.html, ranks.json "
          f"(one run folder per rank: {display_path(job_dir)}/rank-N/)")
-    opened = f"open {display_path(job_dir / 'ranks.html')} in a browser"
-    again = f"re-render with: dynaprof report {display_path(job_dir)}"
-    if 4 + len(opened) + len(again) > summary_width():  # one path a line where they don't fit
-        info(f"  {opened}")
-        info(f"  {again}")
-    else:
-        info(f"  {opened}; {again}")
+    info_next_steps(job_dir / "ranks.html", job_dir)
     sys.stderr.flush()
 
 
