@@ -61,6 +61,7 @@ from dynaprof.capture.progress import child_eraser
 from dynaprof.capture.stacks import FunctionKey, FunctionTable, Markers, TracedStacks
 from dynaprof.fmt import plural
 from dynaprof.model.journal import (
+    DDP_BUCKET_SPAN,
     METRICS_DROP,
     METRICS_LISTS,
     CompileEnd,
@@ -1083,8 +1084,6 @@ class Recorder:
 
 #: torch's DDP graph split (``optimize_ddp``): the module holding ``DDPOptimizer`` / ``SubmodCompiler``
 DDP_MODULE = "torch._dynamo.backends.distributed"
-#: the span of one subgraph compile of that split, one per gradient bucket: ``ddp_bucket submod_N``
-DDP_BUCKET_SPAN = "ddp_bucket"
 
 
 def hook_ddp_buckets(recorder: Recorder) -> None:

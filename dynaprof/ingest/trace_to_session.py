@@ -53,6 +53,7 @@ from dynaprof.ingest.torch_trace import (
     resolve_log,
 )
 from dynaprof.model.cache import CacheTally
+from dynaprof.model.journal import DDP_BUCKET_SPAN
 from dynaprof.model.session import (
     SCHEMA_VERSION,
     Attempt,
@@ -520,10 +521,6 @@ def _no_id_file(f: FrameAcc) -> str:
     return "<no compile id>" if f.compile_id == NO_ID else ""
 
 
-#: what live capture names a DDP bucket's compile (``capture.torch_hooks.hook_ddp_buckets``)
-DDP_BUCKET = "ddp_bucket"
-
-
 def _ddp_bucket_spans(f: FrameAcc) -> _Spans:
     """A ``ddp_bucket submod_N`` span per bucket of a frame DDP's optimizer split, as live capture
     records them: the log names the children, and the backend compiles them one after another,
@@ -539,7 +536,7 @@ def _ddp_bucket_spans(f: FrameAcc) -> _Spans:
     if len(top) != len(f.ddp_children):
         return []
     n = len(top)
-    return [(f"{DDP_BUCKET} {name}", st, d, {"bucket": i, "buckets": n})
+    return [(f"{DDP_BUCKET_SPAN} {name}", st, d, {"bucket": i, "buckets": n})
             for i, (name, (_, st, d, _a)) in enumerate(zip(f.ddp_children, top, strict=True))]
 
 

@@ -40,6 +40,10 @@ Scalar: TypeAlias = bool | int | float | str
 #: a CompilationMetrics value as the journal carries it (lists: ``METRICS_LISTS`` only)
 MetricValue: TypeAlias = bool | int | float | str | list[str]
 
+#: the span of one DDP bucket's subgraph compile, ``ddp_bucket submod_N``: written by live capture
+#: (``capture.torch_hooks.hook_ddp_buckets``) and made from a log's split records by the importer
+DDP_BUCKET_SPAN = "ddp_bucket"
+
 #: CompilationMetrics fields that are never written to the journal and never kept in a session
 #: (from either importer): configuration blobs, stack traces, graph shapes, cache keys, provenance
 METRICS_DROP = re.compile(r"(_config|stack_trace|^graph_node_shapes$|_keys$|^inductor_provenance$)")
