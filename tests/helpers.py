@@ -12,6 +12,20 @@ from dynaprof.model import GraphBreak, PropertyTrace, Session, Stack
 from dynaprof.render.html import CSP
 from tests.factories import SP, FunctionTable, frame, make_session
 
+# -- terminal text --------------------------------------------------------------------------------
+
+
+def unwrap(text: str) -> str:
+    """dynaprof's terminal text with its line wrapping undone: every run of whitespace that holds a
+    newline becomes one space. The summary wraps prose to the terminal's width (``COLUMNS``, at most
+    120) with a hanging indent, so a phrase can break anywhere a space is; tests look for phrases in
+    this form, whatever the width or the length of the paths in the text."""
+    return _WRAP_BREAK.sub(" ", text)
+
+
+_WRAP_BREAK = re.compile(r"[ \t]*\n\s*")
+
+
 # -- Markdown -------------------------------------------------------------------------------------
 
 CELL_SPLIT = re.compile(r"(?<!\\)\|")

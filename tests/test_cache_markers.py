@@ -5,7 +5,6 @@ TORCH_TRACE imports (``artifact`` records), in the session, its codec and the su
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +19,12 @@ from dynaprof.render.markdown import summary_markdown
 from dynaprof.render.terminal import summary_text
 from tests.conftest import run_dynaprof
 from tests.factories import frame, make_session
-from tests.helpers import JOURNAL, TID
+from tests.helpers import JOURNAL, TID, unwrap
 
 DATA = Path(__file__).resolve().parent / "data" / "torch_trace"
 
 
 
-def _unwrapped(text: str) -> str:
-    """The summary with its line wrapping undone (it wraps to the terminal width)."""
-    return re.sub(r"\s*\n\s*", " ", text)
 
 def test_marker_names() -> None:
     assert marker("fx_graph_cache_hit") == ("fx_graph", "hit")
@@ -59,7 +55,7 @@ def test_warm_cache_log_from_the_installed_torch() -> None:
     line = cache_line(cache_totals(s.frames))
     assert line == ("FX graph cache: 1 hit, 1 miss; AOTAutograd cache: 1 hit, 1 miss: "
                     "times do not compare with a cold run")  # fmt: skip
-    assert line in _unwrapped(summary_text(s)) and f"**Cache:** {line}" in summary_markdown(s)
+    assert line in unwrap(summary_text(s)) and f"**Cache:** {line}" in summary_markdown(s)
     again = session_from_text(session_to_text(s))
     assert again.frames[1].cache == warm.cache
 
@@ -72,7 +68,7 @@ def test_live_journal_instant_events_become_cache_markers() -> None:
     s = assemble(iter(records), ParentFacts(command=["dynaprof", "run", "tiny.py"], exit_status=0))
     f = next(f for f in s.frames if f.key == "0/0")
     assert f.cache == {"fx_graph": CacheStats(hits=3), "aot_autograd": CacheStats(bypasses=1)}
-    text = _unwrapped(summary_text(s))
+    text = unwrap(summary_text(s))
     assert "FX graph cache: 3 hits" in text and "times do not compare with a cold run" in text
 
 
@@ -93,7 +89,7 @@ def test_failure_source_line_is_shown_with_the_failure() -> None:
     f.fail_type, f.fail_reason = "BackendCompilerFailed", "backend='boom' raised: RuntimeError"
     f.fail_filename, f.fail_lineno = "/w/model_<b>.py", 42
     s = make_session([f])
-    assert "failed: 0/0 BackendCompilerFailed at model_<b>.py:42: backend='boom' raised" in _unwrapped(summary_text(s))
+    assert "failed: 0/0 BackendCompilerFailed at model_<b>.py:42: backend='boom' raised" in unwrap(summary_text(s))
     md = summary_markdown(s)
     assert "Failed compiles (1)" in md
     assert "| 0/0 | BackendCompilerFailed | model\\_&lt;b&gt;.py:42 |" in md  # escaped, as anything from a log
@@ -110,5 +106,5 @@ def test_live_run_records_the_cache_markers(tmp_path: Path) -> None:
     cold, warm = load_session(tmp_path / "run").frames
     assert cold.cache == {"fx_graph": CacheStats(misses=1), "aot_autograd": CacheStats(misses=1)}
     assert warm.cache == {"fx_graph": CacheStats(hits=1), "aot_autograd": CacheStats(hits=1)}
-    err = _unwrapped(r.stderr)
+    err = unwrap(r.stderr)
     assert "FX graph cache: 1 hit, 1 miss" in err and "times do not compare with a cold run" in err

@@ -401,8 +401,10 @@ def test_terminal_summary_has_no_control_characters(run: CliResult) -> None:
     _assert_no_control_chars("summary.txt", (run.run_dir / "summary.txt").read_text(encoding="utf-8"))
     from dynaprof.render.terminal import summary_text
 
-    assert "pipe|name`tick`;semi line2?[31mred cr?b" in run.stderr  # shown (cut to the width), made inert
-    wide = summary_text(load_session(run.run_dir), 25, width=1000)
+    session = load_session(run.run_dir)
+    at_100 = summary_text(session, 25, width=100)  # the table cell as cut at a width this test sets
+    assert "pipe|name`tick`;semi line2?[31mred cr?b" in at_100  # shown, made inert
+    wide = summary_text(session, 25, width=1000)
     _assert_no_control_chars("wide summary", wide)
     assert "pipe|name`tick`;semi line2?[31mred cr?bel?rtl?csi" in wide
     assert EVIL in wide  # markup is harmless on a terminal: shown as is

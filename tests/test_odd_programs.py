@@ -22,6 +22,7 @@ import pytest
 
 from dynaprof.model import CompiledFrame, Session, load_session
 from tests.conftest import CliResult, profile
+from tests.helpers import unwrap
 
 pytestmark = pytest.mark.torch
 
@@ -233,7 +234,7 @@ def test_failed_compile_is_recorded_with_type_and_reason(odd_run: CliResult) -> 
     assert f.status == "failed"
     assert f.fail_type == "BackendCompilerFailed"
     assert f.fail_reason and "backend refuses <this> graph" in f.fail_reason
-    assert "1 failed" in odd_run.stderr
+    assert "1 failed" in unwrap(odd_run.stderr)
 
 
 def test_deep_recursion_in_traced_code(odd_run: CliResult) -> None:

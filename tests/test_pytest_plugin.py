@@ -50,9 +50,10 @@ def test_entry_point_is_registered() -> None:
 
 @pytest.mark.torch
 def test_fixture_budgets_and_one_folder_per_compiling_test(
-    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(test_inner=_TESTS)
+    monkeypatch.setenv("COLUMNS", "250")  # the inner pytest's summary lines, uncut
     out = pytester.path / "profiles"
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:logging", "--timeout", "300",
                                            "--dynaprof", str(out))

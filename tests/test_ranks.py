@@ -22,7 +22,7 @@ from dynaprof.render.ranks import ranks_html, ranks_markdown, ranks_text, render
 from tests.conftest import ROOT, run_dynaprof
 from tests.factories import frame, make_session
 from tests.helpers import HOSTILE_HTML as HOSTILE
-from tests.helpers import assert_tables_well_formed, parse
+from tests.helpers import assert_tables_well_formed, parse, unwrap
 
 
 def ranked(rank: int, world: int, frames: list[CompiledFrame]) -> Session:
@@ -216,7 +216,7 @@ def test_maybe_write_merged_waits_for_every_rank(tmp_path: Path) -> None:
 def test_report_rerenders_every_rank_and_the_merged_view(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     job(tmp_path, {0: ranked(0, 2, [fwd()]), 1: ranked(1, 2, [fwd(), frame("1/0", name="g", start_s=2.0)])})
     assert main(["report", str(tmp_path)]) == 0
-    err = capsys.readouterr().err
+    err = unwrap(capsys.readouterr().err)
     for r in (0, 1):
         assert (tmp_path / f"rank-{r}" / "report.html").exists() and (tmp_path / f"rank-{r}" / "summary.md").exists()
     assert "g (repro.py:11) compiled only on rank 1" in (tmp_path / "ranks.md").read_text()
@@ -232,7 +232,7 @@ def test_compare_multi_rank_runs_rank_by_rank(tmp_path: Path, capsys: pytest.Cap
                                  1: ranked(1, 2, [fwd(compile_time_s=1.0), frame("1/0", name="g", start_s=3.0)])})
     out = tmp_path / "cmp"
     assert main(["compare", str(base), str(new), "-o", str(out)]) == 0
-    err = capsys.readouterr().err
+    err = unwrap(capsys.readouterr().err)
     assert "rank 0: compile time 1.00 s -> 2.00 s" in err and "0 in BASE, 1 in NEW" in err
     assert (out / "rank-0" / "compare.html").exists() and (out / "rank-1" / "compare.md").exists()
     index = (out / "compare.md").read_text()
@@ -294,7 +294,7 @@ def test_nproc_per_node_shortcut_profiles_every_rank(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "rank 0 done" in proc.stdout and "rank 1 done" in proc.stdout  # the script owns stdout
     _assert_job(out)
-    err = proc.stderr
+    err = unwrap(proc.stderr)
     assert err.count("(merged view)") == 1 and "dynaprof: rank 1 of 2: exited 0, 2 compiled frames" in err
     assert "compiled only on rank 1" in err and "slowest: rank" in err
     assert "dynaprof: torch.compile" not in err  # no per-rank full summaries
@@ -358,7 +358,7 @@ def test_report_on_a_folder_of_rank_logs_writes_the_multi_rank_view(tmp_path: Pa
     logs = ROOT / "tests" / "data" / "torch_trace" / "ranks_nosuffix"
     out = tmp_path / "out"
     assert main(["report", str(logs), "-o", str(out)]) == 0
-    err = capsys.readouterr().err
+    err = unwrap(capsys.readouterr().err)
     for r in (0, 1):
         s = load_session(out / f"rank-{r}")
         assert s.run.rank == r and s.capture.source == "torch_trace" and s.frames

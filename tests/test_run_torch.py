@@ -9,6 +9,7 @@ import pytest
 from dynaprof.analysis.findings import findings
 from dynaprof.model import load_session
 from tests.conftest import SAMPLES, CliResult, profile, run_dynaprof
+from tests.helpers import unwrap
 
 pytestmark = pytest.mark.torch
 
@@ -48,13 +49,13 @@ def test_seed_attribution_names_parametrization(seed_runs: dict[str, CliResult])
     cat = max(sp.attribution, key=sp.attribution.__getitem__)
     assert cat == "parametrization"
     assert sp.frames[0].attribution["parametrization"] > 0
-    assert "parametrization (64 properties via Parametrization" in seed_runs["parametrized"].stderr
+    assert "parametrization (64 properties via Parametrization" in unwrap(seed_runs["parametrized"].stderr)
     sq = load_session(seed_runs["plain"].run_dir)
     assert sq.attribution["parametrization"] == 0
 
 
 def test_summary_lists_frames_totals_finding_and_paths(seed_runs: dict[str, CliResult]) -> None:
-    err = seed_runs["parametrized"].stderr
+    err = unwrap(seed_runs["parametrized"].stderr)
     assert "compile id" in err and "0/0" in err and "forward" in err
     assert "total: 1 compiled frame" in err
     assert "hottest: parametrization (64 properties via Parametrization" in err
@@ -145,4 +146,4 @@ def test_lora_sample_names_the_adapted_weights(tmp_path: Path) -> None:
     props = {p.label: p for p in f.properties if p.parametrized}
     assert set(props) == {"Linear.weight"} and props["Linear.weight"].instances == 8
     assert s.attribution["parametrization"] > 0
-    assert "parametrization (8 properties via LoRA: Linear.weight x8) cost" in r.stderr
+    assert "parametrization (8 properties via LoRA: Linear.weight x8) cost" in unwrap(r.stderr)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from dynaprof.cli import ranks_support
-from dynaprof.cli.common import default_run_dir, prepare_out_dir
+from dynaprof.cli.common import default_run_dir, prepare_out_dir, summary_width
 from dynaprof.cli.outputs import add_render_options, print_written, render_options, render_outputs
 from dynaprof.cli.sessions import load_any
 from dynaprof.model.session import Session
@@ -71,7 +71,7 @@ class ReportCommand:
         if not args.quiet:
             from dynaprof.render.terminal import summary_text
 
-            sys.stderr.write(summary_text(session, options.max_rows))
+            sys.stderr.write(summary_text(session, options.max_rows, summary_width()))
             print_written(out_dir, written, notes)
         return 0
 
