@@ -188,9 +188,38 @@ def test_a_kernel_fused_from_several_causes_is_a_named_mix() -> None:
     assert provenance.combine([a, a]) == a
     both = provenance.combine([a, b])
     assert both[3] == provenance.CAUSE_PARAMETRIZATION and both[0] == "Linear.bias, Linear.weight via P"
-    mixed = provenance.combine([a, u])
-    assert mixed[3] == provenance.CAUSE_MIXED and "forward (u.py:26)" in mixed[0] and "Linear.weight via P" in mixed[0]
     assert provenance.combine([]) == provenance.UNKNOWN
+    assert provenance.combine([u, provenance.UNKNOWN]) == u  # a node without provenance adds nothing
+
+
+def test_a_kernel_with_a_parametrization_s_node_is_the_parametrization_s() -> None:
+    """Without the parametrization the kernel would not exist or be smaller: it counts there, and
+    names the user code it was fused with."""
+    a = ("Linear.weight via P", "/u.py", 1, provenance.CAUSE_PARAMETRIZATION)
+    u = ("forward (u.py:26)", "/u.py", 26, provenance.CAUSE_USER)
+    fused = provenance.combine([a, u])
+    assert fused == ("Linear.weight via P, fused with forward (u.py:26)", "/u.py", 1, provenance.CAUSE_PARAMETRIZATION)
+
+
+def test_a_mix_of_user_code_names_three_causes_and_how_many_more() -> None:
+    users = [(f"f{i} (u.py:{i})", "/u.py", i, provenance.CAUSE_USER) for i in range(1, 6)]
+    label, file, line, kind = provenance.combine(users)
+    assert kind == provenance.CAUSE_MIXED and (file, line) == ("", 0)
+    assert label == "mixed: f1 (u.py:1); f2 (u.py:2); f3 (u.py:3); and 2 more"
+
+
+def test_combining_combined_causes_never_nests_a_label() -> None:
+    """A wait on several kernels combines kernels' causes, which are combinations themselves."""
+    from dynaprof.capture.stacks import FunctionTable as CaptureTable
+    from dynaprof.capture.torch_hooks import Recorder
+
+    rec = Recorder(lambda r: None, 0, CaptureTable())
+    users = [rec._cause_id((f"f{i} (u.py:{i})", "/u.py", i, provenance.CAUSE_USER)) for i in range(1, 5)]
+    k1 = rec._combined_cause_id(users[:2])
+    k2 = rec._combined_cause_id(users[2:])
+    both = rec._cause_keys[rec._combined_cause_id([k1, k2])]
+    assert both[0] == "mixed: f1 (u.py:1); f2 (u.py:2); f3 (u.py:3); and 1 more"
+    assert both[0].count("mixed:") == 1
 
 
 def test_backend_work_without_a_node_is_whole_graph_even_inside_dynamo_s_loop() -> None:

@@ -106,23 +106,36 @@ def node_cause(node: Any) -> FunctionKey | None:
 
 
 def combine(causes: Iterable[FunctionKey]) -> FunctionKey:
-    """One cause for work done for several nodes at once (a fused kernel, a batch of kernels)."""
+    """One cause for work done for several nodes at once (a fused kernel, a batch of kernels).
+
+    ``causes`` are single nodes' causes (never an earlier ``combine``'s result: the caller keeps the
+    parts, so labels never nest). A kernel with any node a parametrization added is the
+    parametrization's: without it the kernel would not exist, or be smaller; the user code it was
+    fused with is named in the label. Nodes without provenance beside known ones add nothing."""
     distinct = sorted(set(causes))
+    known = [c for c in distinct if c[3] != CAUSE_UNKNOWN]
+    distinct = known or distinct
     if not distinct:
         return UNKNOWN
     if len(distinct) == 1:
         return distinct[0]
-    kinds = {c[3] for c in distinct}
-    if kinds == {CAUSE_PARAMETRIZATION}:
-        props = sorted({c[0].split(" via ", 1)[0] for c in distinct})
-        via = sorted({c[0].split(" via ", 1)[1] for c in distinct if " via " in c[0]})
-        label = ", ".join(props[:4]) + (f" and {len(props) - 4} more" if len(props) > 4 else "")
+    params = [c for c in distinct if c[3] == CAUSE_PARAMETRIZATION]
+    users = [c[0] for c in distinct if c[3] != CAUSE_PARAMETRIZATION]
+    if params:
+        props = sorted({c[0].split(" via ", 1)[0] for c in params})
+        via = sorted({c[0].split(" via ", 1)[1] for c in params if " via " in c[0]})
+        label = _first(props, 4, ", ", " and")
         if via:
             label += " via " + ", ".join(via[:3])
-        return (label, distinct[0][1], distinct[0][2], CAUSE_PARAMETRIZATION)
-    names = [c[0] for c in distinct]
-    label = "mixed: " + "; ".join(names[:3]) + (f"; and {len(names) - 3} more" if len(names) > 3 else "")
-    return (label, "", 0, CAUSE_MIXED)
+        if users:
+            label += ", fused with " + _first(users, 3, "; ", "; and")
+        return (label, params[0][1], params[0][2], CAUSE_PARAMETRIZATION)
+    return ("mixed: " + _first(users, 3, "; ", "; and"), "", 0, CAUSE_MIXED)
+
+
+def _first(names: list[str], n: int, sep: str, more: str) -> str:
+    """The first ``n`` names joined, and how many more there are."""
+    return sep.join(names[:n]) + (f"{more} {len(names) - n} more" if len(names) > n else "")
 
 
 def fx_nodes_of(scheduled: Iterable[Any]) -> list[Any]:

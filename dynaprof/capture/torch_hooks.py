@@ -339,6 +339,7 @@ class Recorder:
         self.spans = TracedStacks()  # ids of torch's open timed spans, per thread
         self.causes = TracedStacks()  # cause ids of the FX nodes being worked on, per thread
         self._cause_keys: dict[int, FunctionKey] = {}
+        self._cause_parts: dict[int, frozenset[FunctionKey]] = {}  # a combined cause's single-node causes
         self._node_causes: dict[tuple[Any, Any], int] = {}
         self._lazy: list[tuple[str, str, Callable[[], None]]] = []
         self._knows_attempt = False
@@ -362,6 +363,7 @@ class Recorder:
         self._key_by_cid = {}
         self._pending_guards = []
         self._cause_keys = {}
+        self._cause_parts = {}
         self._node_causes = {}
         self._frame_info = {}
         self._bw_key_by_cid = {}
@@ -820,8 +822,18 @@ class Recorder:
         return fid
 
     def _combined_cause_id(self, ids: list[int]) -> int:
-        keys = [self._cause_keys[i] for i in set(ids) if i in self._cause_keys]
-        return self._cause_id(provenance.combine(keys))
+        """The cause of work for several nodes or kernels; combined causes are combined from their
+        parts (a kernel's cause is itself a combination), so a label never nests."""
+        parts: set[FunctionKey] = set()
+        for i in set(ids):
+            if i in self._cause_parts:
+                parts |= self._cause_parts[i]
+            elif i in self._cause_keys:
+                parts.add(self._cause_keys[i])
+        fid = self._cause_id(provenance.combine(parts))
+        if len(parts) > 1:
+            self._cause_parts[fid] = frozenset(parts)
+        return fid
 
     def _wrap_node_context(self, owner: Any, attr: str) -> None:
         """Wrap a ``@contextmanager`` method ``(self, node)`` that brackets work on one FX node."""
