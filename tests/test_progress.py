@@ -100,7 +100,7 @@ def _run_on_pty(tmp_path: Path, stdout_pipe: bool) -> tuple[str, str]:
             break
         buf += data
     out = proc.stdout.read().decode() if proc.stdout else ""
-    assert proc.wait(timeout=60) == 0, buf.decode(errors="replace")
+    assert proc.wait(timeout=180) == 0, buf.decode(errors="replace")
     os.close(master)
     return buf.decode(errors="replace"), out
 
