@@ -29,6 +29,7 @@ PHASE_GROUPS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("inductor", "Inductor passes/lowering/scheduling/codegen", "Inductor",
      ("graph_passes", "lowering", "scheduling", "codegen", "inductor_other", "autotuning")),
     ("kernel", PHASE_LABELS["kernel_compile"], "kernels", ("kernel_compile",)),
+    ("toolchain", PHASE_LABELS["toolchain_setup"], "toolchain", ("toolchain_setup",)),
     ("other", "other", "other", ("cache", "other")),
 )
 GROUP_OF: dict[str, str] = {p: key for key, _, _, phases in PHASE_GROUPS for p in phases}

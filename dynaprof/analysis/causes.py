@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dynaprof.model.journal import KERNEL_WAIT_CAUSE
 from dynaprof.model.session import (
     CAUSE_PARAMETRIZATION,
     CAUSE_UNKNOWN,
@@ -60,6 +61,7 @@ _SPAN_PHASE: dict[str, str] = {
     "AsyncCompile.wait": "kernel_compile",
     "PyCodeCache.load_by_key_path": "kernel_compile",
     "inductor_codecache_torch_key": "cache",
+    "aoti_precompile_header": "toolchain_setup",
 }
 #: span name prefixes -> phase
 _SPAN_PREFIX: tuple[tuple[str, str], ...] = (
@@ -100,6 +102,20 @@ _FRAME_PHASE: tuple[tuple[str, str], ...] = (
     ("torch/_dynamo/variables/", "dynamo_tracing"),
     ("torch/_dynamo/output_graph.py", "dynamo_tracing"),
 )
+#: one-time work of a process's first kernel build, wherever on the stack: probing the CPU's vector
+#: ISA (compiling and running test programs) and building the precompiled header (file needle, and
+#: function name or None for the whole file); the kernel that triggered it is its cause
+_TOOLCHAIN: tuple[tuple[str, str | None], ...] = (
+    ("torch/_inductor/cpu_vec_isa.py", None),
+    ("torch/_inductor/codecache.py", "_precompile_header"),
+)
+
+
+def toolchain_frame(f: FunctionRef) -> bool:
+    path = "/" + f.filename.replace("\\", "/")
+    return any(needle in path and (name is None or f.name.rsplit(".", 1)[-1] == name) for needle, name in _TOOLCHAIN)
+
+
 #: phases of the backend (AOT autograd and Inductor): fake-tensor work under them is theirs, and
 #: the traced stack (still there: Dynamo calls the backend from its loop) names none of their causes
 BACKEND_PHASES = frozenset(
@@ -132,6 +148,7 @@ class Tables:
         self.functions = functions
         self.frame = [frame_phase(f) for f in functions]
         self.span = [span_phase(f.name) if f.kind == "span" else None for f in functions]
+        self.toolchain = [toolchain_frame(f) for f in functions]
         self.parametrize = [PARAMETRIZE_FILE in f.filename.replace("\\", "/") for f in functions]
         self.traced_causes: dict[tuple[int, ...], tuple[str, str] | None] = {}  # a few thousand distinct
 
@@ -142,6 +159,9 @@ def tables(functions: Sequence[FunctionRef]) -> Tables:
 
 def stack_phase(st: Stack, t: Tables) -> str:
     """The phase of one sample (see the module docstring)."""
+    toolchain = t.toolchain
+    if any(toolchain[i] for i in st.compiler):
+        return "toolchain_setup"
     deepest = None
     for i in reversed(st.compiler):
         p = t.frame[i]
@@ -211,7 +231,7 @@ def node_cause(f: FunctionRef) -> tuple[str, str]:
     """(cause key, detail label) from a ``cause:*`` function-table entry made by capture."""
     if f.kind == "cause:parametrization":
         return CAUSE_PARAMETRIZATION, f.name
-    if f.kind == "cause:unknown":
+    if f.kind in ("cause:unknown", KERNEL_WAIT_CAUSE):  # a wait whose record was cut off: unsplit
         return CAUSE_UNKNOWN, CAUSE_UNKNOWN
     return f.name, f.name
 

@@ -156,6 +156,23 @@ def _no_provenance(session: Session, total: float) -> Finding | None:
     )
 
 
+def _toolchain(session: Session, total: float) -> Finding | None:
+    """The one-time work of a process's first C++ kernel (``toolchain_setup``): a fresh machine or
+    cache pays it once, and a plain model that builds no C++ kernel never does."""
+    row = session.axes.matrix.get("toolchain_setup", {}) if session.axes else {}
+    secs = sum(row.values())
+    if secs < 0.5 or secs < 0.05 * total:
+        return None
+    cause = max(row.items(), key=lambda kv: kv[1])[0]
+    return Finding(
+        "toolchain",
+        secs * 0.5,
+        f"the first C++ kernel in this process paid {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile) of "
+        f"one-time toolchain setup (vector-ISA probe, precompiled header), counted under {cause}, whose kernel "
+        "triggered it; later runs reuse the header from Inductor's cache dir (TORCHINDUCTOR_CACHE_DIR)",
+    )
+
+
 def _restarts(session: Session, total: float) -> Finding | None:
     frames = [f for f in session.frames if f.restarts > 0]
     if not frames:
@@ -339,7 +356,7 @@ def findings(session: Session) -> list[Finding]:
     found = [
         fn(session, total)
         for fn in (_failures, _parametrization, _restarts, _recompiles, _graph_breaks, _top_category, _slowest_frame,
-                   _backward, _no_provenance)
+                   _backward, _no_provenance, _toolchain)
     ]
     found += _causes(session, total)
     keys = {f.key for f in found if f is not None}
@@ -362,7 +379,7 @@ def findings(session: Session) -> list[Finding]:
 #: this share of compile comes before a category total, which sums many causes' time
 SPECIFIC_SHARE = 0.2
 #: findings that are facts about where time went, not one thing to change
-_NOT_SPECIFIC = ("category:", "slowest_frame", "backward", "no_provenance")
+_NOT_SPECIFIC = ("category:", "slowest_frame", "backward", "no_provenance", "toolchain")
 
 
 def hottest(session: Session) -> str:

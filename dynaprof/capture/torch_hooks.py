@@ -56,7 +56,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from dynaprof.capture import provenance
+from dynaprof.capture import kernel_builds, provenance
 from dynaprof.capture.progress import child_eraser
 from dynaprof.capture.stacks import FunctionKey, FunctionTable, Markers, TracedStacks
 from dynaprof.fmt import plural
@@ -123,6 +123,10 @@ class Window:
     root_runs: int = 0
     #: Inductor kernel name -> cause id of its origin nodes (names repeat across graphs)
     kernels: dict[str, int] = field(default_factory=dict)
+    #: kernels handed to a compile worker and not waited for yet, and each one's build seconds as
+    #: the worker measured them (``capture.kernel_builds``)
+    kernel_pending: set[str] = field(default_factory=set)
+    kernel_worker_s: dict[str, float] = field(default_factory=dict)
     #: forward (a Dynamo frame compile), backward (AOT autograd's lazy backward compile) or
     #: compiled_autograd (compiled autograd's capture of the autograd graph)
     kind: FrameKind = "forward"
@@ -893,7 +897,8 @@ class Recorder:
         for backend in ("cpp", "simd", "triton"):
             module = f"torch._inductor.codegen.{backend}"
             self._lazy.append((module, f"{backend} codegen", functools.partial(self._hook_scheduling, module)))
-        self._lazy.append(("torch._inductor.async_compile", "compile waits", self._hook_compile_waits))
+        builds = functools.partial(kernel_builds.install, self)
+        self._lazy.append(("torch._inductor.async_compile", "kernel builds", builds))
 
     def _install_lazy(self) -> None:
         """Inductor's modules load on its first compile, after our hooks: wrap their classes at the
@@ -921,28 +926,6 @@ class Recorder:
                 self._wrap_scheduled(obj, "codegen_node", 0)
             if "define_kernel" in obj.__dict__:
                 self._wrap_scheduled(obj, "define_kernel", 1)
-
-    def _hook_compile_waits(self) -> None:
-        AC = _private("torch._inductor.async_compile").AsyncCompile
-        orig = AC._wait_futures
-        recorder = self
-        causes = self.causes
-
-        @functools.wraps(orig)
-        def _wait_futures(this: Any, scope: Any, *a: Any, **k: Any) -> Any:
-            tid = threading.get_ident()
-            win = recorder.current(tid)
-            if win is None or not isinstance(scope, dict):
-                return orig(this, scope, *a, **k)
-            ids = [win.kernels[name] for name in list(scope) if name in win.kernels]
-            cid = recorder._combined_cause_id(ids) if ids else recorder._cause_id(provenance.UNKNOWN)
-            depth = causes.enter(tid, cid)
-            try:
-                return orig(this, scope, *a, **k)
-            finally:
-                causes.exit(tid, depth)
-
-        AC._wait_futures = _wait_futures
 
     def _hook_inlines(self) -> None:
         IIT = _private("torch._dynamo.symbolic_convert").InliningInstructionTranslator

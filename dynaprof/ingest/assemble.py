@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from dynaprof.fmt import plural
+from dynaprof.ingest import kernel_waits
 from dynaprof.ingest.torch_metrics import (
     apply_metrics,
     attempt_of,
@@ -41,6 +42,7 @@ from dynaprof.model.journal import (
     Guards,
     Hooks,
     Inline,
+    KernelWait,
     Metrics,
     Prop,
     Sampler,
@@ -123,6 +125,7 @@ class _Builder:
         self.caches: dict[str, CacheTally] = {}  # frame key -> its cache markers
         self.cache_metrics: dict[str, dict[str, Any]] = {}  # frame key -> its metrics (the cache counters)
         self.recompile_reasons: dict[str, list[str]] = {}  # frame key -> every cache entry's failures
+        self.kernel_waits: list[kernel_waits.KernelWait] = []
         self.torn = 0
 
     # -- per record ---------------------------------------------------------------------------
@@ -328,6 +331,13 @@ class _Builder:
             cur[0] += count
             cur[1] += seconds
 
+    def _on_kernel_wait(self, r: KernelWait) -> None:
+        shares = [(self._id(cid), num(s)) for cid, s in r["shares"]]
+        self.kernel_waits.append(kernel_waits.KernelWait(
+            str(r["key"]), self._id(r["cause"]), num(r["seconds"]), req_int(r["unmeasured"]),
+            [(cid, s) for cid, s in shares if cid >= 0],
+        ))  # fmt: skip
+
     def _on_inline(self, r: Inline) -> None:
         key = opt_str(r.get("key"))
         for path, calls, secs in r["items"]:
@@ -411,6 +421,9 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
         Stack(k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), round(v[1], 9), list(k[5]), k[6])
         for k, v in sorted(b.stacks.items(), key=lambda kv: (str(kv[0][0]), -kv[1][1]))
     ]
+    if b.kernel_waits:
+        stacks = sorted(kernel_waits.split_waits(stacks, b.kernel_waits, b.functions, b.frames),
+                        key=lambda s: (str(s.frame), -s.seconds))
     warnings += _clip_samples(frames, stacks)
     for f in frames:
         f.cache = b.caches.get(f.key, CacheTally()).result(b.cache_metrics.get(f.key))

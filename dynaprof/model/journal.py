@@ -33,7 +33,7 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
     from typing_extensions import NotRequired, TypedDict
 
 #: version of the record shapes; journals written before it existed are 1
-JOURNAL_SCHEMA = 2
+JOURNAL_SCHEMA = 3
 
 #: a value kept verbatim (span arguments, ``CompiledFrame.metrics`` entries): see ``is_scalar``
 Scalar: TypeAlias = bool | int | float | str
@@ -43,6 +43,10 @@ MetricValue: TypeAlias = bool | int | float | str | list[str]
 #: the span of one DDP bucket's subgraph compile, ``ddp_bucket submod_N``: written by live capture
 #: (``capture.torch_hooks.hook_ddp_buckets``) and made from a log's split records by the importer
 DDP_BUCKET_SPAN = "ddp_bucket"
+
+#: the function-table kind of the cause a wait on compile workers is sampled under; its samples are
+#: split between the causes of the kernels it waited for by a ``kernel_wait`` record
+KERNEL_WAIT_CAUSE = "cause:kernel_wait"
 
 #: CompilationMetrics fields that are never written to the journal and never kept in a session
 #: (from either importer): configuration blobs, stack traces, graph shapes, cache keys, provenance
@@ -267,6 +271,19 @@ class Inline(TypedDict):
     items: list[InlineItem]
 
 
+class KernelWait(TypedDict):
+    """A wait on compile workers (``AsyncCompile._wait_futures``) ended: its samples carry the
+    ``cause`` id (a ``KERNEL_WAIT_CAUSE`` entry); ``shares`` are ``[cause id, build seconds]`` of the
+    kernels it waited for, as their workers measured them; ``unmeasured`` kernels had no measure."""
+
+    t: Literal["kernel_wait"]
+    key: str
+    cause: int
+    seconds: float
+    unmeasured: int
+    shares: list[list[Any]]
+
+
 class Stacks(TypedDict):
     """Aggregated samples (written at the end of each compile window)."""
 
@@ -315,7 +332,8 @@ class End(TypedDict):
 
 
 JournalRecord: TypeAlias = (
-    Start | Torch | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline | Stacks
+    Start | Torch | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline | KernelWait
+    | Stacks
     | Sampler | CProfile | Unfinished | Device | End
 )
 
@@ -323,6 +341,7 @@ JournalRecord: TypeAlias = (
 RECORD_TYPES: dict[str, type] = {
     "start": Start, "torch": Torch, "hooks": Hooks, "warn": Warn, "fn": Fn, "compile_start": CompileStart,
     "compile_end": CompileEnd, "span": SpanEvent, "metrics": Metrics, "guards": Guards, "inline": Inline,
-    "stacks": Stacks, "sampler": Sampler, "cprofile": CProfile, "unfinished": Unfinished, "device": Device,
+    "kernel_wait": KernelWait, "stacks": Stacks, "sampler": Sampler, "cprofile": CProfile,
+    "unfinished": Unfinished, "device": Device,
     "end": End,
 }  # fmt: skip

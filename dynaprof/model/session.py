@@ -89,6 +89,7 @@ PHASES: tuple[str, ...] = (
     "codegen",
     "inductor_other",
     "kernel_compile",
+    "toolchain_setup",
     "autotuning",
     "cache",
     "other",
@@ -107,6 +108,7 @@ PHASE_LABELS: dict[str, str] = {
     "codegen": "Inductor codegen",
     "inductor_other": "Inductor (other)",
     "kernel_compile": "C++/Triton kernel compile",
+    "toolchain_setup": "toolchain setup",
     "autotuning": "autotuning",
     "cache": "cache lookups",
     "other": "other",
@@ -126,6 +128,7 @@ PHASE_CATEGORY: dict[str, str] = {
     "codegen": "inductor_codegen",
     "inductor_other": "inductor_codegen",
     "kernel_compile": "cpp_triton_compile",
+    "toolchain_setup": "cpp_triton_compile",
     "autotuning": "inductor_codegen",
     "cache": "other",
     "other": "other",
@@ -303,6 +306,9 @@ class CompiledFrame:
     #: seconds of samples beyond ``compile_time_s`` that were scaled away (clock skew, overlapping
     #: threads); 0 when the samples fitted
     sampled_clipped_s: float = 0.0
+    #: sampled seconds of waits on compile workers that no kernel's measured build time accounts
+    #: for (kept on ``unknown (no provenance)``, never guessed); 0 when every wait was measured
+    kernel_wait_unmeasured_s: float = 0.0
 
 
 #: frame kinds, in display order

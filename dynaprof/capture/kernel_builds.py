@@ -1,0 +1,191 @@
+"""Whose kernel is being compiled: Inductor's kernel builds and the waits on them, wherever they run.
+
+Inductor's output module defines each kernel as ``name = async_compile.<backend>(...)`` and ends
+with ``async_compile.wait(globals())``. The build happens in one of three places:
+
+* in process, inside that call: one compile thread, the pool not ready yet, a Triton kernel
+  compiled in the parent, and always the first C++ kernel's toolchain setup (the vector-ISA probe,
+  the precompiled header), which ``CppCodeCache.load_async`` does before it submits the build;
+* in a worker (a thread of ``AsyncCompile.pool()`` for C++, a subprocess for Triton), while the
+  compiling thread waits in ``AsyncCompile._wait_futures``;
+* nowhere (a binary already on disk), when the call only loads it.
+
+The hooks here push the kernel's cause (its origin nodes', recorded when Inductor defined it; see
+``Window.kernels``) for the whole call, so in-process work is sampled under it, and time each
+kernel's build where it runs: the call itself when it returns the kernel, the worker task when it
+returns a future (C++: the task handed to ``AsyncCompile.submit``; Triton: the worker's own
+``elapsed_us``). A wait is sampled under a cause of its own (``KERNEL_WAIT_CAUSE``); when it ends,
+a ``kernel_wait`` record gives the measured build seconds of each kernel it waited for, and the
+assembler splits the wait's samples between their causes in that proportion. A wait on kernels of
+which none was measured is recorded as such and never given to the union of their causes.
+
+Every hook runs on the thread that called it (a compiling thread, or a worker thread for the timed
+task), never in a signal handler; reads of the calling frame are of Inductor's generated module.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import re
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from dynaprof.capture import provenance
+from dynaprof.model.journal import KERNEL_WAIT_CAUSE
+
+if TYPE_CHECKING:
+    from dynaprof.capture.torch_hooks import Recorder, Window
+
+#: the AsyncCompile methods that build one kernel from source (``triton`` takes the name first)
+BUILDERS = ("cpp", "cpp_pybinding", "triton", "halide")
+_ASSIGNED = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*async_compile\.\w+\(")
+
+
+def kernel_name(method: str, args: tuple[Any, ...], kwargs: dict[str, Any], caller: Any) -> str | None:
+    """The kernel a builder call defines: Triton's first argument, else the name the generated
+    module's line assigns the call's result to."""
+    if method == "triton":
+        name = args[0] if args else kwargs.get("kernel_name")
+        return name if isinstance(name, str) else None
+    if caller is None:
+        return None
+    line = linecache.getline(caller.f_code.co_filename, caller.f_lineno)
+    m = _ASSIGNED.match(line)
+    return m.group(1) if m else None
+
+
+def _is_future(value: Any) -> bool:
+    return callable(getattr(value, "result", None))
+
+
+class KernelBuilds:
+    """The hooks' state: which kernel the current thread's builder call is for (read by the
+    ``submit`` hook on the same thread), and a count of waits (their cause keys are unique)."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.local = threading.local()
+        self.waits = 0
+
+    def builder(self, method: str, orig: Any) -> Any:
+        recorder, local = self.recorder, self.local
+
+        @functools.wraps(orig)
+        def build(this: Any, *a: Any, **k: Any) -> Any:
+            tid = threading.get_ident()
+            win = recorder.current(tid)
+            if win is None:
+                return orig(this, *a, **k)
+            name = kernel_name(method, a, k, sys._getframe(1))
+            cid = win.kernels.get(name) if name is not None else None
+            if cid is None:  # a kernel this compile did not define (a module loaded from a cache)
+                cid = recorder._cause_id(provenance.UNKNOWN)
+            before = getattr(local, "kernel", None)
+            local.kernel = (win, name) if name is not None else None
+            depth = recorder.causes.enter(tid, cid)
+            try:
+                out = orig(this, *a, **k)
+            finally:
+                recorder.causes.exit(tid, depth)
+                local.kernel = before
+            if name is not None and _is_future(out):
+                win.kernel_pending.add(name)  # built by a worker: its task is timed there
+            return out
+
+        return build
+
+    def submit(self, orig: Any) -> Any:
+        local = self.local
+
+        @functools.wraps(orig)
+        def submit(cls: Any, task: Any, *a: Any, **k: Any) -> Any:
+            current = getattr(local, "kernel", None)
+            if current is None:
+                return orig(cls, task, *a, **k)
+            win, name = current
+
+            def timed() -> Any:
+                t0 = time.perf_counter()
+                try:
+                    return task()
+                finally:
+                    win.kernel_worker_s[name] = win.kernel_worker_s.get(name, 0.0) + time.perf_counter() - t0
+
+            return orig(cls, timed, *a, **k)
+
+        return submit
+
+    def triton_metric(self, orig: Any) -> Any:
+        """``_emit_triton_kernel_compile_metric(kernel, kernel_name, elapsed_us)``: the build's time
+        as the Triton worker (or the parent) measured it."""
+        recorder = self.recorder
+
+        @functools.wraps(orig)
+        def emit(kernel: Any, name: Any, elapsed_us: Any, *a: Any, **k: Any) -> Any:
+            win = recorder.current(threading.get_ident())
+            if win is not None and isinstance(name, str) and isinstance(elapsed_us, (int, float)):
+                win.kernel_worker_s[name] = elapsed_us / 1e6
+            return orig(kernel, name, elapsed_us, *a, **k)
+
+        return emit
+
+    def wait(self, orig: Any) -> Any:
+        recorder = self.recorder
+
+        @functools.wraps(orig)
+        def _wait_futures(this: Any, scope: Any, *a: Any, **k: Any) -> Any:
+            tid = threading.get_ident()
+            win = recorder.current(tid)
+            if win is None or not isinstance(scope, dict):
+                return orig(this, scope, *a, **k)
+            names = [n for n in list(scope) if n in win.kernel_pending]
+            self.waits += 1
+            fid = recorder._cause_id((f"kernel wait {self.waits}", "", 0, KERNEL_WAIT_CAUSE))
+            depth = recorder.causes.enter(tid, fid)
+            t0 = time.perf_counter()
+            try:
+                return orig(this, scope, *a, **k)
+            finally:
+                recorder.causes.exit(tid, depth)
+                self._record_wait(win, fid, names, time.perf_counter() - t0)
+
+        return _wait_futures
+
+    def _record_wait(self, win: Window, fid: int, names: list[str], seconds: float) -> None:
+        recorder = self.recorder
+        shares: dict[int, float] = {}
+        unmeasured = 0
+        for name in names:
+            built = win.kernel_worker_s.get(name)
+            if built is None:
+                unmeasured += 1
+                continue
+            cid = win.kernels.get(name)
+            cid = cid if cid is not None else recorder._cause_id(provenance.UNKNOWN)
+            shares[cid] = shares.get(cid, 0.0) + built
+        win.kernel_pending.difference_update(names)
+        recorder.emit_functions()
+        recorder.emit({
+            "t": "kernel_wait", "key": win.key, "cause": fid, "seconds": round(seconds, 6),
+            "unmeasured": unmeasured,
+            "shares": [[c, round(s, 6)] for c, s in sorted(shares.items())],
+        })  # fmt: skip
+
+
+def install(recorder: Recorder) -> None:
+    """Wrap ``AsyncCompile``'s builders, ``submit`` and ``_wait_futures`` (and Triton's compile
+    metric, where it exists). Raises where torch's names moved: the caller warns once."""
+    module: Any = sys.modules["torch._inductor.async_compile"]
+    ac = module.AsyncCompile
+    hooks = KernelBuilds(recorder)
+    for method in BUILDERS:
+        if method in ac.__dict__:
+            setattr(ac, method, hooks.builder(method, ac.__dict__[method]))
+    submit = ac.__dict__["submit"]
+    ac.submit = classmethod(hooks.submit(submit.__func__ if isinstance(submit, classmethod) else submit))
+    ac._wait_futures = hooks.wait(ac._wait_futures)
+    if hasattr(module, "_emit_triton_kernel_compile_metric"):
+        module._emit_triton_kernel_compile_metric = hooks.triton_metric(module._emit_triton_kernel_compile_metric)

@@ -1,0 +1,88 @@
+"""A wait on compile workers, split between the kernels it waited for.
+
+Live capture samples a wait on Inductor's compile workers under a cause of its own and, when the
+wait ends, records each kernel's build seconds as its worker measured them (``kernel_wait``
+records; see ``dynaprof.capture.kernel_builds``). Here each of the wait's sampled stacks becomes
+one stack per kernel cause, its seconds split in proportion to those build seconds: a wait on a
+parametrization's kernel and a user kernel is never given to their union.
+
+What was not measured is not guessed: a wait whose kernels have no measure keeps its seconds on
+``unknown (no provenance)``, and so does the part of a partly measured wait beyond the measured
+builds; both are counted in ``CompiledFrame.kernel_wait_unmeasured_s``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from dynaprof.model.session import CompiledFrame, FunctionRef, Stack
+
+#: the function-table entry of the unknown cause, as capture writes it
+UNKNOWN_CAUSE = FunctionRef("unknown (no provenance)", "", 0, "cause:unknown")
+
+
+@dataclass
+class KernelWait:
+    """One ``kernel_wait`` record, its ids already the session's function-table ids."""
+
+    key: str
+    cause: int
+    seconds: float
+    unmeasured: int
+    shares: list[tuple[int, float]]
+
+
+def weights(wait: KernelWait, unknown: int) -> list[tuple[int, float]]:
+    """(cause id, fraction of the wait's samples) for one wait; fractions add up to 1."""
+    measured = sum(s for _, s in wait.shares if s > 0)
+    if measured <= 0:
+        return [(unknown, 1.0)]
+    known = 1.0
+    if wait.unmeasured and wait.seconds > 0:
+        known = min(1.0, measured / wait.seconds)  # the rest waited for kernels with no measure
+    out = [(cid, known * s / measured) for cid, s in wait.shares if s > 0]
+    if known < 1.0:
+        out.append((unknown, 1.0 - known))
+    return out
+
+
+def _split_counts(total: int, fractions: list[float]) -> list[int]:
+    """``total`` samples in proportion to ``fractions``, by largest remainder (they add up)."""
+    raw = [total * f for f in fractions]
+    counts = [int(x) for x in raw]
+    order = sorted(range(len(raw)), key=lambda i: raw[i] - counts[i], reverse=True)
+    for i in order[: total - sum(counts)]:
+        counts[i] += 1
+    return counts
+
+
+def split_waits(
+    stacks: list[Stack], waits: list[KernelWait], functions: list[FunctionRef], frames: dict[str, CompiledFrame]
+) -> list[Stack]:
+    """``stacks`` with every wait's stacks split between its kernels' causes (see the module
+    docstring); adds ``UNKNOWN_CAUSE`` to ``functions`` when a wait needs it, and sets each frame's
+    ``kernel_wait_unmeasured_s``. Stacks of a wait without a record (a journal cut off mid-wait)
+    are left as they are: their cause reads as unknown."""
+    if not waits:
+        return stacks
+    unknown = next((i for i, f in enumerate(functions) if f == UNKNOWN_CAUSE), len(functions))
+    by_cause = {w.cause: w for w in waits}
+    out: list[Stack] = []
+    unmeasured: dict[str, float] = {}
+    for st in stacks:
+        wait = by_cause.get(st.cause)
+        if wait is None:
+            out.append(st)
+            continue
+        parts = weights(wait, unknown)
+        counts = _split_counts(st.samples, [f for _, f in parts])
+        for (cid, frac), n in zip(parts, counts, strict=True):
+            out.append(replace(st, cause=cid, samples=n, seconds=round(st.seconds * frac, 9)))
+            if cid == unknown and st.frame is not None:
+                unmeasured[st.frame] = unmeasured.get(st.frame, 0.0) + st.seconds * frac
+    if unknown == len(functions) and any(st.cause == unknown for st in out):
+        functions.append(UNKNOWN_CAUSE)
+    for key, seconds in unmeasured.items():
+        if key in frames:
+            frames[key].kernel_wait_unmeasured_s = round(seconds, 6)
+    return out
