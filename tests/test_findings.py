@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dynaprof.analysis.findings import discarded_seconds, findings, hottest, totals
 from dynaprof.model import Attempt, GraphBreak
 from tests.factories import frame, make_session, seed_session
@@ -148,3 +150,21 @@ def test_a_specific_finding_leads_a_category_total() -> None:
     small = [frame("0/0", compile_time_s=9.0), frame("0/1", start_s=10.0, compile_time_s=1.0)]
     s2 = make_session(small, [Stack("0/0", 0, 1, guards, [], 8000, 8.0)], t.functions)
     assert hottest(s2).startswith("guard building took")
+
+
+def test_the_verdict_sentence_stays_within_its_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verdict drops its smaller phases to stay one short sentence (200 characters), never the
+    cause, its seconds or its share."""
+    from dynaprof.analysis import findings as fnd
+    from dynaprof.analysis.attribution import apply_attribution
+    from tests.factories import inductor_session
+
+    s = inductor_session(param_cause="ConvTranspose1d.weight via _WeightNorm")
+    apply_attribution(s)
+    full = hottest(s)
+    assert fnd.VERDICT_CHARS == 200 and len(full) <= 200
+    assert full.count(" s ") >= 4  # the cause's seconds and three phases
+    monkeypatch.setattr(fnd, "VERDICT_CHARS", 130)
+    short = hottest(s)
+    assert len(short) <= 130 and short.startswith(full.split(":")[0])  # the same cause, seconds and share
+    assert "8.00 s C++/Triton kernel compile" in short and "Inductor lowering" not in short

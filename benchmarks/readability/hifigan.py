@@ -1,5 +1,7 @@
 """A transformers HiFi-GAN vocoder (SpeechT5HifiGan) from a small config, weight norm applied as
-its training code does (torch's parametrization-based weight_norm), compiled on the eager backend."""
+its training code does (torch's parametrization-based weight_norm), compiled on the eager backend.
+
+    python benchmarks/readability/hifigan.py [BACKEND] [--plain]    # --plain: no weight norm"""
 
 from __future__ import annotations
 
@@ -22,8 +24,11 @@ def main() -> None:
         resblock_kernel_sizes=[3, 7], resblock_dilation_sizes=[[1, 3], [1, 3]], normalize_before=False,
     )
     model = SpeechT5HifiGan(config)
-    model.apply_weight_norm()
-    compiled = torch.compile(model, backend=sys.argv[1] if len(sys.argv) > 1 else "eager")
+    args = sys.argv[1:]
+    if "--plain" not in args:
+        model.apply_weight_norm()
+    backend = next((a for a in args if not a.startswith("-")), "eager")
+    compiled = torch.compile(model, backend=backend)
     with torch.no_grad():
         wave = compiled(torch.randn(1, 10, 16))
     print(_common.fact("waveform", wave))

@@ -127,11 +127,12 @@ def _cause(session: Session, total: float, key: str, secs: float) -> Finding:
     assert ax is not None
     phases = [(p, v) for p, v in phase_seconds(ax, key).items() if v >= 0.03 * secs][:3]
     parts = [f"{fmt.seconds(v)} {PHASE_LABELS.get(p, p)}" for p, v in phases]
-    how = (", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else "".join(parts)
     name = _parametrization_name(session) if key == CAUSE_PARAMETRIZATION else key
-    text = f"{name} cost {fmt.seconds(secs)} of {fmt.seconds(total)} compile ({fmt.pct(secs, total)})"
-    if how:
-        text += f": {how}"
+    head = f"{name} cost {fmt.seconds(secs)} of {fmt.seconds(total)} compile ({fmt.pct(secs, total)})"
+    text = head + _phases_said(parts)
+    while len(text) > VERDICT_CHARS and len(parts) > 1:  # the verdict stays one short sentence
+        parts = parts[:-1]
+        text = head + _phases_said(parts)
     wasted = ax.restart_waste.by_cause.get(key, 0.0)
     if wasted > 0.01 * secs:
         text += f"; {fmt.seconds(wasted)} of it in attempts that restarts threw away"
@@ -140,6 +141,16 @@ def _cause(session: Session, total: float, key: str, secs: float) -> Finding:
         unwrap = any("UnwrapTensorSubclass" in label for label in ax.parametrizations)
         remedy = REMEDY_UNWRAP if unwrap else REMEDY_FOLD
     return Finding(f"cause:{key}", secs, text, remedy)
+
+
+#: the most characters of the verdict sentence (its remedy, the ``try:`` line, comes apart)
+VERDICT_CHARS = 200
+
+
+def _phases_said(parts: list[str]) -> str:
+    if not parts:
+        return ""
+    return ": " + ((", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else parts[0])
 
 
 def _no_provenance(session: Session, total: float) -> Finding | None:

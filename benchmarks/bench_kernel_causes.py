@@ -1,0 +1,152 @@
+"""Does kernel compile time go to its cause on Inductor? causes.parametrization against the compile
+time a parametrization adds, on models people use, on a cold machine state.
+
+For each model, the parametrized and the plain variant run under ``dynaprof run`` in separate
+processes, in shuffled order, each with a fresh ``TORCHINDUCTOR_CACHE_DIR`` and ``TMPDIR`` (so each
+pays any toolchain setup it triggers: the vector-ISA probe, the precompiled header), Inductor
+backend, with the default compile threads and with ``TORCHINDUCTOR_COMPILE_THREADS=1``. The ratio
+``causes.parametrization / (parametrized - plain)`` should be in [0.75, 1.25] (median of the
+rounds). On a model without parametrization (a transformers ResNet), ``whole graph`` should stay under 15%
+of compile. Every run is a row, the bad ones too; a model whose package is missing says so.
+
+    .venv/bin/python benchmarks/bench_kernel_causes.py                         # everything, 3 rounds
+    .venv/bin/python benchmarks/bench_kernel_causes.py --models seed --rounds 1 --threads default,1
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dynaprof.analysis.findings import hottest  # noqa: E402
+from dynaprof.model import load_session  # noqa: E402
+from dynaprof.model.session import CAUSE_WHOLE_GRAPH, Session  # noqa: E402
+
+B = ROOT / "benchmarks"
+#: model -> (package it needs or None, parametrized command, plain command)
+MODELS: dict[str, tuple[str | None, list[str], list[str]]] = {
+    "seed": (None, [str(ROOT / "samples/parametrized_linear.py"), "--parametrize", "--backend", "inductor",
+                    "--device", "cpu"],
+             [str(ROOT / "samples/parametrized_linear.py"), "--no-parametrize", "--backend", "inductor",
+              "--device", "cpu"]),
+    "hifigan_weight_norm": ("transformers", [str(B / "readability/hifigan.py"), "inductor"],
+                            [str(B / "readability/hifigan.py"), "inductor", "--plain"]),
+    "spectral_norm": (None, [str(B / "causes/torch_parametrizations.py"), "--kind", "spectral_norm", "--backend",
+                             "inductor"],
+                      [str(B / "causes/torch_parametrizations.py"), "--kind", "spectral_norm", "--backend",
+                       "inductor", "--fold"]),
+    "orthogonal": (None, [str(B / "causes/torch_parametrizations.py"), "--kind", "orthogonal", "--backend",
+                          "inductor"],
+                   [str(B / "causes/torch_parametrizations.py"), "--kind", "orthogonal", "--backend", "inductor",
+                    "--fold"]),
+    "torchao_unwrap": ("torchao", [str(B / "causes/torchao_unwrap.py"), "--unwrap", "--backend", "inductor"],
+                       [str(B / "causes/torchao_unwrap.py"), "--no-unwrap", "--backend", "inductor"]),
+}
+#: models without parametrization: whole graph's share of compile
+PLAIN_MODELS: dict[str, tuple[str, list[str]]] = {
+    "resnet18_like": ("transformers", [str(B / "causes/resnet_model.py")]),
+}
+
+
+def profile(script: list[str], out: Path, threads: str) -> Session:
+    """One cold run: its own Inductor cache and temporary folder."""
+    cold = out.parent / (out.name + "-state")
+    (cold / "tmp").mkdir(parents=True)
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cold / "cache"), "TMPDIR": str(cold / "tmp")}
+    if threads != "default":
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = threads
+    cmd = [sys.executable, "-m", "dynaprof", "run", "-q", "--force", "-o", str(out), *script]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(script)} failed: {proc.stderr.strip().splitlines()[-1:]}")
+    return load_session(out)
+
+
+def _available(package: str | None) -> bool:
+    return package is None or importlib.util.find_spec(package) is not None
+
+
+def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path) -> list[str]:
+    rows = ["| model | threads | round | parametrized | plain | difference | causes.parametrization | ratio "
+            "| toolchain setup | unmeasured waits |", "|---|" + "---|" * 9]
+    verdicts: dict[str, str] = {}
+    n = 0
+    for model in models:
+        package, param_cmd, plain_cmd = MODELS[model]
+        if not _available(package):
+            rows.append(f"| {model} | | | {package} is not installed | | | | | | |")
+            continue
+        for th in threads:
+            ratios = []
+            for r in range(rounds):
+                order = [True, False]
+                random.shuffle(order)
+                got: dict[bool, Session] = {}
+                try:
+                    for param in order:
+                        n += 1
+                        got[param] = profile(param_cmd if param else plain_cmd, tmp / f"run{n}", th)
+                except RuntimeError as e:
+                    rows.append(f"| {model} | {th} | {r + 1} | failed: {str(e)[:100]} | | | | | | |")
+                    continue
+                p, q = got[True], got[False]
+                diff = p.total_compile_s - q.total_compile_s
+                cause = p.axes.causes.get("parametrization", 0.0) if p.axes else 0.0
+                ratio = cause / diff if diff > 0 else float("nan")
+                ratios.append(ratio)
+                tool = sum((p.axes.matrix.get("toolchain_setup", {}) if p.axes else {}).values())
+                unmeasured = sum(f.kernel_wait_unmeasured_s for f in p.frames)
+                rows.append(f"| {model} | {th} | {r + 1} | {p.total_compile_s:.2f} s | {q.total_compile_s:.2f} s "
+                            f"| {diff:.2f} s | {cause:.2f} s | {ratio:.2f} | {tool:.2f} s | {unmeasured:.2f} s |")
+                verdicts[f"{model}, {th} threads"] = hottest(p)
+                print(rows[-1], file=sys.stderr, flush=True)
+            if ratios:
+                rows.append(f"| {model} | {th} | median | | | | | **{statistics.median(ratios):.2f}** | | |")
+    rows.append("")
+    rows += [f"- verdict, {k}: {v}" for k, v in verdicts.items()]
+    return rows
+
+
+def whole_graph(threads: list[str], tmp: Path) -> list[str]:
+    rows = ["| model | threads | compile | whole graph | share |", "|---|---|---|---|---|"]
+    for model, (package, cmd) in PLAIN_MODELS.items():
+        if not _available(package):
+            rows.append(f"| {model} | | {package} is not installed | | |")
+            continue
+        for th in threads:
+            s = profile(cmd, tmp / f"{model}-{th}", th)
+            whole = s.axes.causes.get(CAUSE_WHOLE_GRAPH, 0.0) if s.axes else 0.0
+            rows.append(f"| {model} | {th} | {s.total_compile_s:.2f} s | {whole:.2f} s "
+                        f"| {100 * whole / max(s.total_compile_s, 1e-9):.0f}% |")
+            print(rows[-1], file=sys.stderr, flush=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--threads", default="default,1", help="compile threads per run: default and/or N")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-plain-models", action="store_true", help="skip the whole-graph check (resnet18)")
+    args = ap.parse_args()
+    threads = args.threads.split(",")
+    with tempfile.TemporaryDirectory(prefix="dynaprof-kernel-causes-") as d:
+        tmp = Path(d)
+        out = accuracy(args.models.split(","), threads, args.rounds, tmp)
+        if not args.no_plain_models:
+            out += ["", *whole_graph(threads, tmp)]
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
