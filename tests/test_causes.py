@@ -192,13 +192,17 @@ def test_a_kernel_fused_from_several_causes_is_a_named_mix() -> None:
     assert provenance.combine([u, provenance.UNKNOWN]) == u  # a node without provenance adds nothing
 
 
-def test_a_kernel_with_a_parametrization_s_node_is_the_parametrization_s() -> None:
-    """Without the parametrization the kernel would not exist or be smaller: it counts there, and
-    names the user code it was fused with."""
+def test_a_kernel_is_the_parametrization_s_only_when_it_would_not_exist_without_it() -> None:
+    """A kernel made only of a parametrization's nodes is the parametrization's; one that fuses them
+    into user code's would be built without the parametrization too: it is the user code's."""
     a = ("Linear.weight via P", "/u.py", 1, provenance.CAUSE_PARAMETRIZATION)
+    b = ("Linear.bias via P", "/u.py", 2, provenance.CAUSE_PARAMETRIZATION)
     u = ("forward (u.py:26)", "/u.py", 26, provenance.CAUSE_USER)
-    fused = provenance.combine([a, u])
-    assert fused == ("Linear.weight via P, fused with forward (u.py:26)", "/u.py", 1, provenance.CAUSE_PARAMETRIZATION)
+    v = ("helper (u.py:40)", "/u.py", 40, provenance.CAUSE_USER)
+    assert provenance.combine([a, b])[3] == provenance.CAUSE_PARAMETRIZATION
+    assert provenance.combine([a, u]) == u
+    mixed = ("mixed: forward (u.py:26); helper (u.py:40)", "", 0, provenance.CAUSE_MIXED)
+    assert provenance.combine([a, u, v]) == mixed
 
 
 def test_a_mix_of_user_code_names_three_causes_and_how_many_more() -> None:
@@ -294,3 +298,25 @@ def test_a_render_works_out_each_stacks_phase_once(monkeypatch: pytest.MonkeyPat
     apply_attribution(s, d.categories, d.phases)
     assert d.user_view.phases == d.phases
     assert calls == len(s.samples.stacks)
+
+
+def test_toolchain_setup_goes_to_the_only_cause_that_built_kernels_else_the_whole_graph() -> None:
+    """The first C++ kernel pays the one-time setup; it is that cause's only when no other cause's
+    kernel was built (a plain model would then pay nothing), else any kernel would have paid it."""
+    from dynaprof.analysis.causes import axes
+
+    t = FunctionTable()
+    build = t("CppBuilder.build", SP + "torch/_inductor/cpp_builder.py", 1500)
+    isa = t("VecISA.check_build", SP + "torch/_inductor/cpu_vec_isa.py", 164)
+    c_param = t("Linear.weight via P", "/w/m.py", 8, "cause:parametrization")
+    c_user = t("forward (m.py:26)", "/w/m.py", 26, "cause:user")
+    setup = Stack("0/0", 0, 1, [build, isa], [], 300, 3.0, [], c_param)
+    param_kernel = Stack("0/0", 0, 1, [build], [], 100, 1.0, [], c_param)
+    user_kernel = Stack("0/0", 0, 1, [build], [], 50, 0.5, [], c_user)
+    only_param = make_session([frame("0/0", compile_time_s=4.0)], [setup, param_kernel], t.functions)
+    run, _ = axes(only_param)
+    assert run is not None and run.matrix["toolchain_setup"] == {CAUSE_PARAMETRIZATION: 3.0}
+    both = make_session([frame("0/0", compile_time_s=4.5)], [setup, param_kernel, user_kernel], t.functions)
+    run, _ = axes(both)
+    assert run is not None and run.matrix["toolchain_setup"] == {CAUSE_WHOLE_GRAPH: 3.0}
+    assert run.matrix["kernel_compile"] == {CAUSE_PARAMETRIZATION: 1.0, "forward (m.py:26)": 0.5}

@@ -257,6 +257,37 @@ def stack_cause(st: Stack, t: Tables, phase: str) -> tuple[str, str]:
     return CAUSE_WHOLE_GRAPH, CAUSE_WHOLE_GRAPH
 
 
+def toolchain_owner(stacks: Sequence[Stack], phases: Sequence[str], t: Tables) -> tuple[str, str]:
+    """Who the one-time toolchain setup is for: the one cause whose kernels were compiled in this
+    process (a parametrization when only its kernels needed C++: the plain model pays nothing), or
+    ``whole graph`` when kernels of several causes were (any of them would have paid it)."""
+    owners: dict[str, str] = {}
+    for st, phase in zip(stacks, phases, strict=True):
+        if phase == "kernel_compile":
+            cause, detail = stack_cause(st, t, phase)
+            if cause not in (CAUSE_WHOLE_GRAPH, CAUSE_UNKNOWN):
+                owners.setdefault(cause, detail)
+    if len(owners) == 1:
+        return next(iter(owners.items()))
+    return CAUSE_WHOLE_GRAPH, CAUSE_WHOLE_GRAPH
+
+
+def stack_causes(session: Session, t: Tables, phases: Sequence[str]) -> list[tuple[str, str]]:
+    """(cause, detail) of each of ``session.samples.stacks``: ``stack_cause``, with the toolchain
+    setup given to ``toolchain_owner``."""
+    stacks = session.samples.stacks if session.samples else []
+    owner: tuple[str, str] | None = None
+    out = []
+    for st, phase in zip(stacks, phases, strict=True):
+        if phase == "toolchain_setup":
+            if owner is None:
+                owner = toolchain_owner(stacks, phases, t)
+            out.append(owner)
+        else:
+            out.append(stack_cause(st, t, phase))
+    return out
+
+
 def _add(d: dict[str, float], k: str, v: float) -> None:
     d[k] = d.get(k, 0.0) + v
 
@@ -271,8 +302,8 @@ def axes(session: Session, phases: Sequence[str] | None = None) -> tuple[Axes | 
     finals = {f.key: f.restarts for f in session.frames}
     run = Axes()
     per: dict[str, Axes] = {f.key: Axes() for f in session.frames}
-    for st, phase in zip(session.samples.stacks, phase_of, strict=True):
-        cause, detail = stack_cause(st, t, phase)
+    for st, phase, (cause, detail) in zip(session.samples.stacks, phase_of, stack_causes(session, t, phase_of),
+                                          strict=True):
         final = finals.get(st.frame) if st.frame is not None else None
         wasted = final is not None and 0 <= st.attempt < final
         targets = [run] + ([per[st.frame]] if st.frame in per else [])

@@ -175,12 +175,14 @@ def _toolchain(session: Session, total: float) -> Finding | None:
     if secs < 0.5 or secs < 0.05 * total:
         return None
     cause = max(row.items(), key=lambda kv: kv[1])[0]
+    whose = ("shared by the kernels of several causes (counted under whole graph)" if cause == CAUSE_WHOLE_GRAPH
+             else f"counted under {cause}, the only cause whose kernels needed it")
     return Finding(
         "toolchain",
         secs * 0.5,
         f"the first C++ kernel in this process paid {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile) of "
-        f"one-time toolchain setup (vector-ISA probe, precompiled header), counted under {cause}, whose kernel "
-        "triggered it; later runs reuse the header from Inductor's cache dir (TORCHINDUCTOR_CACHE_DIR)",
+        f"one-time toolchain setup (vector-ISA probe, precompiled header), {whose}; later runs reuse the "
+        "header from Inductor's cache dir (TORCHINDUCTOR_CACHE_DIR)",
     )
 
 

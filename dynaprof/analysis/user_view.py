@@ -83,11 +83,16 @@ def _build(session: Session, phases: list[str]) -> UserView:
         roots[f.key] = (max(sorted(w), key=w.__getitem__) if w
                         else key_id((f.name, f.filename, f.lineno, "traced")))
     paths: list[tuple[int, ...]] = []
+    owner: tuple[str, str] | None = None  # the toolchain setup's cause, worked out where needed
     for st, phase in zip(stacks, phases, strict=True):
         if st.traced and phase not in causes.BACKEND_PHASES:
             paths.append(tuple(st.traced))
             continue
-        cause, detail = causes.stack_cause(st, t, phase)
+        if phase == "toolchain_setup":
+            owner = owner or causes.toolchain_owner(stacks, phases, t)
+            cause, detail = owner
+        else:
+            cause, detail = causes.stack_cause(st, t, phase)
         tail = (key_id((cause_frame_label(cause, detail), "", 0, CAUSE_KIND)),
                 key_id((phase_frame_label(phase), "", 0, "synthetic")))
         root = roots.get(st.frame) if st.frame is not None else None

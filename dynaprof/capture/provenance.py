@@ -109,9 +109,12 @@ def combine(causes: Iterable[FunctionKey]) -> FunctionKey:
     """One cause for work done for several nodes at once (a fused kernel, a batch of kernels).
 
     ``causes`` are single nodes' causes (never an earlier ``combine``'s result: the caller keeps the
-    parts, so labels never nest). A kernel with any node a parametrization added is the
-    parametrization's: without it the kernel would not exist, or be smaller; the user code it was
-    fused with is named in the label. Nodes without provenance beside known ones add nothing."""
+    parts, so labels never nest). A kernel made only of nodes a parametrization added is the
+    parametrization's: without it the kernel would not exist. A kernel that fuses a parametrization's
+    nodes into user code's is the user code's: without the parametrization it would still be built
+    (a kernel's build time is mostly its fixed cost, measured in docs/causes.md), so the
+    parametrization's nodes are left out of its cause. Nodes without provenance beside known ones
+    add nothing."""
     distinct = sorted(set(causes))
     known = [c for c in distinct if c[3] != CAUSE_UNKNOWN]
     distinct = known or distinct
@@ -120,17 +123,17 @@ def combine(causes: Iterable[FunctionKey]) -> FunctionKey:
     if len(distinct) == 1:
         return distinct[0]
     params = [c for c in distinct if c[3] == CAUSE_PARAMETRIZATION]
-    users = [c[0] for c in distinct if c[3] != CAUSE_PARAMETRIZATION]
-    if params:
-        props = sorted({c[0].split(" via ", 1)[0] for c in params})
-        via = sorted({c[0].split(" via ", 1)[1] for c in params if " via " in c[0]})
-        label = _first(props, 4, ", ", " and")
-        if via:
-            label += " via " + ", ".join(via[:3])
-        if users:
-            label += ", fused with " + _first(users, 3, "; ", "; and")
-        return (label, params[0][1], params[0][2], CAUSE_PARAMETRIZATION)
-    return ("mixed: " + _first(users, 3, "; ", "; and"), "", 0, CAUSE_MIXED)
+    users = [c for c in distinct if c[3] != CAUSE_PARAMETRIZATION]
+    if users:
+        if len(users) == 1:
+            return users[0]
+        return ("mixed: " + _first([c[0] for c in users], 3, "; ", "; and"), "", 0, CAUSE_MIXED)
+    props = sorted({c[0].split(" via ", 1)[0] for c in params})
+    via = sorted({c[0].split(" via ", 1)[1] for c in params if " via " in c[0]})
+    label = _first(props, 4, ", ", " and")
+    if via:
+        label += " via " + ", ".join(via[:3])
+    return (label, params[0][1], params[0][2], CAUSE_PARAMETRIZATION)
 
 
 def _first(names: list[str], n: int, sep: str, more: str) -> str:
