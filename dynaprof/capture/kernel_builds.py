@@ -31,13 +31,34 @@ import re
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from dynaprof.capture import provenance
-from dynaprof.model.journal import KERNEL_WAIT_CAUSE
+from dynaprof.capture.stacks import FunctionKey, TracedStacks
+from dynaprof.model.journal import KERNEL_WAIT_CAUSE, JournalRecord
 
-if TYPE_CHECKING:
-    from dynaprof.capture.torch_hooks import Recorder, Window
+
+class Window(Protocol):
+    """What these hooks read and write of a compile window (``torch_hooks.Window``)."""
+
+    key: str
+    kernels: dict[str, int]
+    kernel_pending: set[str]
+    kernel_worker_s: dict[str, float]
+
+
+class Recorder(Protocol):
+    """What these hooks use of the recorder (``torch_hooks.Recorder``)."""
+
+    causes: TracedStacks
+
+    def current(self, tid: int) -> Window | None: ...
+
+    def _cause_id(self, key: FunctionKey) -> int: ...
+
+    def emit(self, record: JournalRecord) -> None: ...
+
+    def emit_functions(self) -> None: ...
 
 #: the AsyncCompile methods that build one kernel from source (``triton`` takes the name first)
 BUILDERS = ("cpp", "cpp_pybinding", "triton", "halide")
