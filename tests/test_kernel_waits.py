@@ -60,6 +60,8 @@ def test_a_partly_measured_wait_gives_only_the_measured_seconds_to_their_kernels
     wait = KernelWait("0/0", 3, 4.0, 1, [(1, 1.0)])
     parts = dict(weights(wait, 9))
     assert parts == {1: pytest.approx(0.25), 9: pytest.approx(0.75)}  # 3 s waited for the unmeasured kernel
+    # binaries already on disk: nothing was built, the wait loaded them
+    assert dict(weights(KernelWait("0/0", 3, 0.2, 0, [(1, 0.0), (2, 0.0)]), 9)) == {1: 0.5, 2: 0.5}
     # builds overlapping in two workers can sum past the wait: the measured kernels then take it all
     assert dict(weights(KernelWait("0/0", 3, 2.0, 1, [(1, 2.0), (2, 2.0)]), 9)) == {1: 0.5, 2: 0.5}
 

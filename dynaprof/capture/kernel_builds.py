@@ -106,6 +106,7 @@ class KernelBuilds:
                 cid = recorder._cause_id(provenance.UNKNOWN)
             before = getattr(local, "kernel", None)
             local.kernel = (win, name) if name is not None else None
+            local.submitted = False
             depth = recorder.causes.enter(tid, cid)
             try:
                 out = orig(this, *a, **k)
@@ -114,6 +115,8 @@ class KernelBuilds:
                 local.kernel = before
             if name is not None and _is_future(out):
                 win.kernel_pending.add(name)  # built by a worker: its task is timed there
+                if method != "triton" and not local.submitted:  # nothing to build: the binary was there
+                    win.kernel_worker_s.setdefault(name, 0.0)
             return out
 
         return build
@@ -127,6 +130,7 @@ class KernelBuilds:
             if current is None:
                 return orig(cls, task, *a, **k)
             win, name = current
+            local.submitted = True
 
             def timed() -> Any:
                 t0 = time.perf_counter()

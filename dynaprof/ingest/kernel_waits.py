@@ -36,6 +36,8 @@ def weights(wait: KernelWait, unknown: int) -> list[tuple[int, float]]:
     """(cause id, fraction of the wait's samples) for one wait; fractions add up to 1."""
     measured = sum(s for _, s in wait.shares if s > 0)
     if measured <= 0:
+        if wait.shares and not wait.unmeasured:  # nothing had to be built: the wait loaded them
+            return [(cid, 1.0 / len(wait.shares)) for cid, _ in wait.shares]
         return [(unknown, 1.0)]
     known = 1.0
     if wait.unmeasured and wait.seconds > 0:
