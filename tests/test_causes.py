@@ -10,7 +10,7 @@ from dynaprof.analysis.causes import frame_phase, span_phase, stack_phase, table
 from dynaprof.analysis.findings import hottest
 from dynaprof.capture import provenance
 from dynaprof.model import FunctionRef, Stack, load_session, save_session
-from dynaprof.model.session import CAUSE_PARAMETRIZATION, CAUSE_UNKNOWN, CAUSE_WHOLE_GRAPH
+from dynaprof.model.session import CAUSE_PARAMETRIZATION, CAUSE_TOOLCHAIN, CAUSE_UNKNOWN, CAUSE_WHOLE_GRAPH
 from tests.factories import DYN, SP, FunctionTable, frame, make_session
 
 IND = SP + "torch/_inductor/"
@@ -300,7 +300,7 @@ def test_a_render_works_out_each_stacks_phase_once(monkeypatch: pytest.MonkeyPat
     assert calls == len(s.samples.stacks)
 
 
-def test_toolchain_setup_goes_to_the_only_cause_that_built_kernels_else_the_whole_graph() -> None:
+def test_toolchain_setup_goes_to_the_only_cause_that_built_kernels_else_is_shared() -> None:
     """The first C++ kernel pays the one-time setup; it is that cause's only when no other cause's
     kernel was built (a plain model would then pay nothing), else any kernel would have paid it."""
     from dynaprof.analysis.causes import axes
@@ -318,5 +318,5 @@ def test_toolchain_setup_goes_to_the_only_cause_that_built_kernels_else_the_whol
     assert run is not None and run.matrix["toolchain_setup"] == {CAUSE_PARAMETRIZATION: 3.0}
     both = make_session([frame("0/0", compile_time_s=4.5)], [setup, param_kernel, user_kernel], t.functions)
     run, _ = axes(both)
-    assert run is not None and run.matrix["toolchain_setup"] == {CAUSE_WHOLE_GRAPH: 3.0}
+    assert run is not None and run.matrix["toolchain_setup"] == {CAUSE_TOOLCHAIN: 3.0}  # not graph work
     assert run.matrix["kernel_compile"] == {CAUSE_PARAMETRIZATION: 1.0, "forward (m.py:26)": 0.5}

@@ -23,10 +23,12 @@ from collections.abc import Sequence
 from dynaprof.model.journal import KERNEL_WAIT_CAUSE
 from dynaprof.model.session import (
     CAUSE_PARAMETRIZATION,
+    CAUSE_TOOLCHAIN,
     CAUSE_UNKNOWN,
     CAUSE_WHOLE_GRAPH,
     PHASE_CATEGORY,
     PHASES,
+    UNNAMED_CAUSES,
     Axes,
     FunctionRef,
     Session,
@@ -260,16 +262,16 @@ def stack_cause(st: Stack, t: Tables, phase: str) -> tuple[str, str]:
 def toolchain_owner(stacks: Sequence[Stack], phases: Sequence[str], t: Tables) -> tuple[str, str]:
     """Who the one-time toolchain setup is for: the one cause whose kernels were compiled in this
     process (a parametrization when only its kernels needed C++: the plain model pays nothing), or
-    ``whole graph`` when kernels of several causes were (any of them would have paid it)."""
+    ``CAUSE_TOOLCHAIN`` when kernels of several causes were (any of them would have paid it)."""
     owners: dict[str, str] = {}
     for st, phase in zip(stacks, phases, strict=True):
         if phase == "kernel_compile":
             cause, detail = stack_cause(st, t, phase)
-            if cause not in (CAUSE_WHOLE_GRAPH, CAUSE_UNKNOWN):
+            if cause not in UNNAMED_CAUSES:
                 owners.setdefault(cause, detail)
     if len(owners) == 1:
         return next(iter(owners.items()))
-    return CAUSE_WHOLE_GRAPH, CAUSE_WHOLE_GRAPH
+    return CAUSE_TOOLCHAIN, CAUSE_TOOLCHAIN
 
 
 def stack_causes(session: Session, t: Tables, phases: Sequence[str]) -> list[tuple[str, str]]:

@@ -15,9 +15,11 @@ from dynaprof.analysis.causes import PARAMETRIZE_FILE, phase_seconds
 from dynaprof.model.session import (
     CATEGORY_LABELS,
     CAUSE_PARAMETRIZATION,
+    CAUSE_TOOLCHAIN,
     CAUSE_UNKNOWN,
     CAUSE_WHOLE_GRAPH,
     PHASE_LABELS,
+    UNNAMED_CAUSES,
     CompiledFrame,
     Session,
     compile_by_kind,
@@ -111,7 +113,7 @@ def _causes(session: Session, total: float) -> list[Finding]:
     ax = session.axes
     if ax is None:
         return []
-    named = {k: v for k, v in ax.causes.items() if k not in (CAUSE_WHOLE_GRAPH, CAUSE_UNKNOWN) and v > 0}
+    named = {k: v for k, v in ax.causes.items() if k not in UNNAMED_CAUSES and v > 0}
     if not named:
         return []
     top = max(named.items(), key=lambda kv: kv[1])
@@ -175,11 +177,12 @@ def _toolchain(session: Session, total: float) -> Finding | None:
     if secs < 0.5 or secs < 0.05 * total:
         return None
     cause = max(row.items(), key=lambda kv: kv[1])[0]
-    whose = ("shared by the kernels of several causes (counted under whole graph)" if cause == CAUSE_WHOLE_GRAPH
+    shared = cause == CAUSE_TOOLCHAIN
+    whose = ("shared by the kernels of several causes" if shared
              else f"counted under {cause}, the only cause whose kernels needed it")
     return Finding(
         "toolchain",
-        secs * 0.5,
+        secs if shared else secs * 0.5,  # shared, it is no cause's: this finding is the only one to say it
         f"the first C++ kernel in this process paid {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile) of "
         f"one-time toolchain setup (vector-ISA probe, precompiled header), {whose}; later runs reuse the "
         "header from Inductor's cache dir (TORCHINDUCTOR_CACHE_DIR)",
@@ -377,7 +380,7 @@ def findings(session: Session) -> list[Finding]:
         found = [f for f in found if f is None or f.key != "parametrization"]
     ax = session.axes
     named = max((f.seconds for f in found if f is not None and f.key.startswith("cause:")), default=0.0)
-    unnamed = (ax.causes.get(CAUSE_WHOLE_GRAPH, 0.0) + ax.causes.get(CAUSE_UNKNOWN, 0.0)) if ax else 0.0
+    unnamed = sum(ax.causes.get(c, 0.0) for c in UNNAMED_CAUSES) if ax else 0.0
     if named > unnamed:  # the verdict names a cause, and its phases say the rest
         found = [f for f in found if f is None or not f.key.startswith("category:")]
     kept = [f for f in found if f is not None]

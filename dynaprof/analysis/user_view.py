@@ -20,9 +20,8 @@ from dynaprof.analysis import causes
 from dynaprof.analysis.keys import Key, KeyTable
 from dynaprof.model.session import (
     CAUSE_PARAMETRIZATION,
-    CAUSE_UNKNOWN,
-    CAUSE_WHOLE_GRAPH,
     PHASE_LABELS,
+    UNNAMED_CAUSES,
     Session,
 )
 
@@ -45,7 +44,7 @@ def cause_frame_label(cause: str, detail: str) -> str:
     ``[whole graph]`` / ``[unknown (no provenance)]``."""
     if cause == CAUSE_PARAMETRIZATION:
         return detail
-    if cause in (CAUSE_WHOLE_GRAPH, CAUSE_UNKNOWN):
+    if cause in UNNAMED_CAUSES:
         return f"[{cause}]"
     return cause
 

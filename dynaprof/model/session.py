@@ -138,6 +138,11 @@ PHASE_CATEGORY: dict[str, str] = {
 CAUSE_WHOLE_GRAPH = "whole graph"
 CAUSE_UNKNOWN = "unknown (no provenance)"
 CAUSE_PARAMETRIZATION = "parametrization"
+#: the one-time toolchain setup of a process's first C++ kernel where kernels of several causes
+#: were built (any of them would have paid it): not graph work, so not ``whole graph``
+CAUSE_TOOLCHAIN = "first C++ kernel's toolchain setup"
+#: causes that name no user code
+UNNAMED_CAUSES = (CAUSE_WHOLE_GRAPH, CAUSE_UNKNOWN, CAUSE_TOOLCHAIN)
 
 
 @dataclass
