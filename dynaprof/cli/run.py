@@ -13,6 +13,7 @@ from dynaprof.cli.common import default_run_dir, display_path, info, prepare_out
 from dynaprof.cli.outputs import render_options
 from dynaprof.cli.run_options import add_run_options
 from dynaprof.errors import DynaprofError
+from dynaprof.model.provenance import redact_argv
 
 
 def _target(args: argparse.Namespace) -> tuple[str, str, list[str]]:
@@ -119,7 +120,7 @@ class RunCommand:
         warm.join()
         notes = pyspy.finish() if pyspy else []
         facts = ParentFacts(
-            command=["dynaprof", *args.argv],
+            command=redact_argv(["dynaprof", *args.argv]),
             exit_status=result.exit_status,
             signal=result.signal,
             wall_s=round(result.wall_s, 6),

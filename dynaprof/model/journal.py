@@ -33,7 +33,7 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
     from typing_extensions import NotRequired, TypedDict
 
 #: version of the record shapes; journals written before it existed are 1
-JOURNAL_SCHEMA = 2
+JOURNAL_SCHEMA = 3
 
 #: a value kept verbatim (span arguments, ``CompiledFrame.metrics`` entries): see ``is_scalar``
 Scalar: TypeAlias = bool | int | float | str
@@ -98,7 +98,9 @@ InlineItem = list[Any]
 
 
 class Start(TypedDict):
-    """The first record. ``tid``: the thread the script (or the profiled block) runs on."""
+    """The first record. ``tid``: the thread the script (or the profiled block) runs on; ``argv``
+    with secrets left out; ``env``: the variables that change compilation
+    (``model.provenance.compile_env``; schema 3)."""
 
     t: Literal["start"]
     schema: int
@@ -114,11 +116,25 @@ class Start(TypedDict):
     rank: int | None
     world_size: int | None
     tid: int | None
+    env: NotRequired[dict[str, str]]
 
 
 class Torch(TypedDict):
+    """torch's version; ``git``: ``torch.version.git_version`` where torch has it (schema 3)."""
+
     t: Literal["torch"]
     version: str
+    git: NotRequired[str]
+
+
+class Config(TypedDict):
+    """The compiler settings that differ from their defaults, at the end of the capture:
+    ``changes`` ``[module, name, value repr, default repr]``; ``error``: why some or all could not
+    be read (schema 3)."""
+
+    t: Literal["config"]
+    changes: list[list[str]]
+    error: NotRequired[str]
 
 
 class Hooks(TypedDict):
@@ -315,14 +331,14 @@ class End(TypedDict):
 
 
 JournalRecord: TypeAlias = (
-    Start | Torch | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline | Stacks
-    | Sampler | CProfile | Unfinished | Device | End
+    Start | Torch | Config | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline
+    | Stacks | Sampler | CProfile | Unfinished | Device | End
 )
 
 #: record type (``t``) -> its TypedDict
 RECORD_TYPES: dict[str, type] = {
-    "start": Start, "torch": Torch, "hooks": Hooks, "warn": Warn, "fn": Fn, "compile_start": CompileStart,
-    "compile_end": CompileEnd, "span": SpanEvent, "metrics": Metrics, "guards": Guards, "inline": Inline,
-    "stacks": Stacks, "sampler": Sampler, "cprofile": CProfile, "unfinished": Unfinished, "device": Device,
-    "end": End,
+    "start": Start, "torch": Torch, "config": Config, "hooks": Hooks, "warn": Warn, "fn": Fn,
+    "compile_start": CompileStart, "compile_end": CompileEnd, "span": SpanEvent, "metrics": Metrics,
+    "guards": Guards, "inline": Inline, "stacks": Stacks, "sampler": Sampler, "cprofile": CProfile,
+    "unfinished": Unfinished, "device": Device, "end": End,
 }  # fmt: skip

@@ -406,7 +406,22 @@ class InlineStack:
 
 
 @dataclass
+class ConfigChange:
+    """A torch compiler setting that differs from its default at the end of the run (the script
+    may change settings): ``module`` is ``dynamo``, ``inductor`` or ``functorch``; ``value`` and
+    ``default`` are ``repr`` text, capped (``capture.torch_hooks.config_changes``)."""
+
+    module: str
+    name: str
+    value: str
+    default: str
+
+
+@dataclass
 class RunInfo:
+    """How the run was made and how it ended. ``command`` and ``argv`` are recorded with secrets
+    left out (``model.provenance.redact_argv``)."""
+
     command: list[str]
     target: str
     argv: list[str]
@@ -425,6 +440,16 @@ class RunInfo:
     pid: int | None = None
     rank: int | None = None
     world_size: int | None = None
+    #: ``torch.version.git_version``: the commit torch was built from (None: unknown)
+    torch_git_version: str | None = None
+    #: environment variables that change compilation (``model.provenance.COMPILE_ENV_PREFIXES``) at the
+    #: start, secret-looking values replaced by ``<redacted>``; None: unknown (an imported log, an
+    #: older session)
+    env: dict[str, str] | None = None
+    #: Dynamo / Inductor / functorch settings that differ from their defaults at the end of the run,
+    #: sorted by module and name; None: unknown (torch never imported, its config not readable, an
+    #: imported log, an older session)
+    config: list[ConfigChange] | None = None
 
 
 @dataclass

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from dynaprof import fmt
+from dynaprof.analysis import how_made
 from dynaprof.analysis.compare import (
     FRAME_METRICS,
     METRICS,
@@ -95,14 +96,13 @@ def frame_rows(cmp: Comparison) -> list[tuple[str, str, list[str], float | None]
 
 def environment_rows(base: Session, new: Session) -> list[tuple[str, str, str]]:
     rows = []
+    made = zip(how_made.provenance_facts(base), how_made.provenance_facts(new), strict=True)
     for label, b, n in (
-        ("torch", base.run.torch_version or "?", new.run.torch_version or "?"),
-        ("python", base.run.python_version, new.run.python_version),
+        *((bl, bv, nv) for (bl, bv), (_, nv) in made if bl != "command"),
         ("device", base.run.device or "?", new.run.device or "?"),
-        ("platform", base.run.platform, new.run.platform),
         ("sampler", md.sampler_text(base), md.sampler_text(new)),
-        ("command", " ".join(base.run.command), " ".join(new.run.command)),
         ("started", base.run.start_time, new.run.start_time),
+        ("repro", how_made.repro_line(base), how_made.repro_line(new)),
     ):
         rows.append((label, b, n))
     return rows
@@ -114,6 +114,7 @@ def caveats(base: Session, new: Session, normalize: bool) -> list[str]:
                        ("device", base.run.device, new.run.device)):
         if b != n:
             out.append(f"the runs used different {what} ({b or '?'} vs {n or '?'})")
+    out += [f"the runs were made differently: {d}" for d in how_made.differences(base, new)]
     rb = base.samples.achieved_hz if base.samples else None
     rn = new.samples.achieved_hz if new.samples else None
     if rb and rn and not normalize and max(rb, rn) > 1.5 * min(rb, rn):
@@ -188,8 +189,11 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
                     for f in frames[:max_rows]]
             out += ["", md.details(f"{label} ({len(frames):,})", md.md_table(
                 ["compile id", "frame", "time", "guards"], body, len(frames), "frames", "llrr"))]
-    env = [[e(k), e(b, 200), e(n, 200)] for k, b, n in environment_rows(base, new)]
-    out += ["", md.details("Environment", md.md_table(["setting", "BASE", "NEW"], env))]
+    env = [[e(k), e(b, 1000), e(n, 1000)] for k, b, n in environment_rows(base, new) if k != "repro"]
+    repro = [f"Reproduce {which} (in its working directory):\n\n"
+             + md.md_code_block(how_made.repro_line(run)[:2000], "sh") for which, run in (("BASE", base), ("NEW", new))]
+    out += ["", md.details("How they were made", md.md_table(["setting", "BASE", "NEW"], env) + "\n\n"
+                           + "\n\n".join(repro))]
     text = "\n".join(out) + "\n"
     if len(text) >= md.MAX_CHARS and max_rows > 3:
         return compare_markdown(cmp, base, new, names, links, max(3, max_rows // 3))
