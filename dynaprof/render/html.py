@@ -32,6 +32,7 @@ from dynaprof.analysis import how_made
 from dynaprof.analysis.cause_table import session_cause_table
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.findings import findings, hottest, totals
+from dynaprof.analysis.repeats import repeat_summary
 from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session, display_name
 from dynaprof.render import markdown as md
 from dynaprof.render.base import Deferred, Files, RenderContext, Renderer
@@ -507,7 +508,8 @@ def _reasons(s: Session) -> list[tuple[str, Table]]:
 
 def _environment(s: Session) -> list[tuple[str, str]]:
     r, c = s.run, s.capture
-    facts = [*how_made.provenance_facts(s)[1:], ("device", r.device or "?"), ("host", r.hostname), ("cwd", r.cwd),
+    facts = [*how_made.provenance_facts(s)[1:], *([("repeats", reps)] if (reps := repeat_summary(s)) else []),
+             ("device", r.device or "?"), ("host", r.hostname), ("cwd", r.cwd),
              ("sampler", md.sampler_text(s)), ("hooks", ", ".join(c.hooks) or "none"), ("started", r.start_time),
              ("exit", fmt.exit_fact(r.end_reason, r.exit_status))]
     facts += [("warning", w) for w in c.warnings]

@@ -8,6 +8,7 @@ from dynaprof import fmt
 from dynaprof.analysis import how_made
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
 from dynaprof.analysis.findings import findings, hottest, parametrization_summary, totals
+from dynaprof.analysis.repeats import repeat_summary
 from dynaprof.model.cache import cache_line, cache_totals
 from dynaprof.model.session import (
     CATEGORIES,
@@ -126,6 +127,8 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
         f"{_n(t['restarts'], 'restart')}, {_n(t['graph_breaks'], 'graph break')}, {_n(t['guards'], 'guard')}"
         + (f", {t['failed']} failed" if t["failed"] else "")
     )
+    if (reps := repeat_summary(session)) is not None:
+        lines.append(f"  {reps}")
     kinds = compile_by_kind(session.frames)
     if set(kinds) - {"forward"}:
         lines.append("  compile by kind: " + ", ".join(
