@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dynaprof import fmt
+from dynaprof.analysis.noise import Verdict, noise_verdicts
 from dynaprof.model.session import (
     CATEGORIES,
     CATEGORY_LABELS,
@@ -88,6 +89,9 @@ class Comparison:
     cause_phases: dict[str, dict[str, Change]] = field(default_factory=dict)
     #: why the cause view is missing (empty when it is there)
     cause_note: str = ""
+    #: repeated runs (``--repeat N``) on a side: the total's and each phase's change with its 95%
+    #: interval and noise verdict (``analysis.noise``); empty otherwise
+    noise: list[Verdict] = field(default_factory=list)
 
 
 def frame_key(f: CompiledFrame) -> FrameKey:
@@ -218,6 +222,7 @@ def compare_sessions(base: Session, new: Session, normalize: bool = False) -> Co
     cmp = Comparison(normalize, totals, cats, pairs, only_base, only_new)
     cmp.causes, cmp.cause_phases, cmp.cause_note = _cause_view(base.axes, new.axes, bs, ns)
     cmp.headline = headline(cmp, base.total_compile_s, new.total_compile_s)
+    cmp.noise = noise_verdicts(base, new)
     return cmp
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from dynaprof import fmt
-from dynaprof.analysis import how_made
+from dynaprof.analysis import how_made, noise
 from dynaprof.analysis.compare import (
     FRAME_METRICS,
     METRICS,
@@ -94,6 +94,12 @@ def frame_rows(cmp: Comparison) -> list[tuple[str, str, list[str], float | None]
     return out
 
 
+def noise_cells(v: noise.Verdict) -> list[str]:
+    """A verdict as table cells: measure, medians, change, interval, verdict (escaped)."""
+    return [md.md_escape(v.what), fmt.seconds(v.base_median), fmt.seconds(v.new_median), v.change_text(),
+            v.interval_text() or "none (one run)", md.md_escape(v.verdict)]
+
+
 def environment_rows(base: Session, new: Session) -> list[tuple[str, str, str]]:
     rows = []
     made = zip(how_made.provenance_facts(base), how_made.provenance_facts(new), strict=True)
@@ -157,8 +163,13 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
     def e(text: object, limit: int | None = md.CELL_CHARS) -> str:
         return md.md_escape(text, limit).replace(" -&gt; ", " → ")
 
-    out = [f"### dynaprof compare: {e(names[0])} -> {e(names[1])}", "",
-           f"**{'Normalized (shares of compile time)' if cmp.normalize else 'Change'}:** {e(cmp.headline, 1000)}"]
+    out = [f"### dynaprof compare: {e(names[0])} -> {e(names[1])}", ""]
+    if cmp.noise:  # repeated runs: the change, its interval and the noise verdict lead
+        lead = cmp.noise[0]
+        out += [f"**{e(lead.verdict.capitalize())}:** {e(lead.text(), 600)}", "",
+                f"_{noise.LEVEL:.0%} interval: {noise.METHOD}, {noise.RESAMPLES:,} resamples; "
+                f"{noise.WITHIN} when it holds x1._", ""]
+    out += [f"**{'Normalized (shares of compile time)' if cmp.normalize else 'Change'}:** {e(cmp.headline, 1000)}"]
     for c in caveats(base, new, cmp.normalize):
         out += ["", f"> Note: {e(c, 300)}"]
     if links:
@@ -166,6 +177,10 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
     hdr = ["", "BASE", "NEW", "change"]
     out += ["", "#### Totals", "", md.md_table(["metric", *hdr[1:]], [[e(r.label), e(r.base), e(r.new), e(r.change)]
                                                                       for r in total_rows(cmp)], align="lrrr")]
+    if len(cmp.noise) > 1:
+        out += ["", md.details("Over repeated runs, by phase (torch's timed spans)", md.md_table(
+            ["measure", "BASE median", "NEW median", "change", f"{noise.LEVEL:.0%} interval", "verdict"],
+            [noise_cells(v) for v in cmp.noise[:max_rows + 1]], len(cmp.noise), "measures", "lrrrrl"), True)]
     crows = cause_rows(cmp, max_rows)
     if crows:
         title = "By cause (share of compile time)" if cmp.normalize else "By cause (sampled seconds)"
