@@ -16,6 +16,7 @@ from dynaprof import fmt
 from dynaprof.analysis import how_made, noise
 from dynaprof.analysis.compare import (
     FRAME_METRICS,
+    FRAME_WORK,
     METRICS,
     Change,
     Comparison,
@@ -25,6 +26,8 @@ from dynaprof.analysis.compare import (
     change_text,
     delta_text,
     value,
+    work_cell,
+    work_changes,
 )
 from dynaprof.analysis.stacks import View
 from dynaprof.model.session import CATEGORY_LABELS, CAUSE_PARAMETRIZATION, CompiledFrame, Session
@@ -198,6 +201,12 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
         table = md.md_table(["frame", "compile id", *(METRICS[k] for k in FRAME_METRICS)], body, len(frows),
                             "frames", "ll" + "r" * len(FRAME_METRICS))
         out += ["", "#### Matched frames (largest change first)", "", table]
+    work = work_changes(cmp)
+    if work:
+        body = [[e(_where(p.new)), e(p.new.trace_id), *(e(work_cell(*counts[k])) for k in FRAME_WORK)]
+                for p, counts in work[:max_rows]]
+        out += ["", md.details(f"Exact work counts per compile ({len(work):,} changed)", md.md_table(
+            ["frame", "compile id", *FRAME_WORK.values()], body, len(work), "frames", "ll" + "r" * len(FRAME_WORK)))]
     for label, frames in (("Only in BASE", cmp.only_base), ("Only in NEW", cmp.only_new)):
         if frames:
             body = [[e(f.trace_id), e(_where(f)), md.frame_time(f), fmt.count(f.guard_count)]
