@@ -72,9 +72,10 @@ def test_false_positive_rate_on_identical_noisy_runs_is_near_five_percent() -> N
     assert flagged / pairs <= 0.15
 
 
-def _runs(times: list[float], build: list[float]) -> Session:
+def _runs(times: list[float], build: list[float], sampled: bool = True) -> Session:
     s = make_session([frame("0/0", compile_time_s=times[0])])
-    s.repeats = [Repeat(i, t, None, 0, True, {"0/0": t}, {"dynamo": t, "build_guards": g})
+    s.repeats = [Repeat(i, t, None, 0, True, {"0/0": t}, {"dynamo": t, "build_guards": g},
+                        {"forward (model.py:3)": t - g, "whole graph": g} if sampled else {})
                  for i, (t, g) in enumerate(zip(times, build, strict=True), 1)]
     s.run.repeat = 1
     return s
@@ -84,11 +85,19 @@ def test_compare_leads_with_the_verdict_and_lists_each_phase() -> None:
     base = _runs(SAME_A, [0.3, 0.31, 0.29, 0.3, 0.3])
     new = _runs(SLOWER, [0.3, 0.29, 0.31, 0.3, 0.3])
     cmp = compare_sessions(base, new)
-    assert [v.what for v in cmp.noise] == ["total compile", "phase dynamo", "phase build_guards"]
-    assert [v.verdict for v in cmp.noise] == ["slower", "slower", noise.WITHIN]
+    assert [v.what for v in cmp.noise] == ["total compile", "phase dynamo", "phase build_guards",
+                                           "cause forward (model.py:3)", "cause whole graph"]
+    assert [v.verdict for v in cmp.noise] == ["slower", "slower", noise.WITHIN, "slower", noise.WITHIN]
     text = compare_markdown(cmp, base, new, ("base", "new"), [])
     lines = text.split("\n")
     assert lines[2].startswith("**Slower:** total compile: 1.00 s → 1.50 s, x1.50 (95% interval x1.")
     assert "bootstrap of the ratio of medians, 2,000 resamples" in lines[4]
-    assert "| phase build\\_guards | 300 ms | 300 ms | x1.00 |" in text and text.count("| within noise |") == 1
+    assert "| phase build\\_guards | 300 ms | 300 ms | x1.00 |" in text and text.count("| within noise |") == 2
+    assert "| cause forward (model.py:3) | 700 ms | 1.20 s | x1.71 |" in text
+    from dynaprof.render.compare_report import compare_view
+
+    notes = compare_view(cmp, base, new, {}).notes
+    assert notes[0].startswith("over repeated runs, total compile: 1.00 s → 1.50 s, x1.50 (95% interval x1.")
+    unsampled = compare_sessions(base, _runs(SLOWER, [0.3] * 5, sampled=False)).noise
+    assert [v.what for v in unsampled] == ["total compile", "phase dynamo", "phase build_guards"]  # no causes
     assert compare_sessions(make_session([frame("0/0")]), make_session([frame("0/0")])).noise == []

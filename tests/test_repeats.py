@@ -105,7 +105,7 @@ def test_repeat_runs_fresh_processes_with_cold_caches(tmp_path: Path) -> None:
     assert all(c[0] and not Path(c[0]).exists() for c in caches)  # fresh for each run, removed after
     s = load_session(tmp_path / "r")
     assert [r.index for r in s.repeats] == [1, 2, 3] and all(r.cold and r.exit_status == 0 for r in s.repeats)
-    assert all(set(r.frames) == {"0/0"} and r.compile_s > 0 for r in s.repeats)
+    assert all(set(r.frames) == {"0/0"} and r.compile_s > 0 and r.causes for r in s.repeats)
     times = [r.compile_s for r in s.repeats]
     assert s.run.repeat == median_repeat(times) + 1
     assert s.total_compile_s == pytest.approx(sorted(times)[1], abs=1e-6)  # the frames are the median run's

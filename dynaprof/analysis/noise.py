@@ -118,9 +118,14 @@ def runs_of(session: Session) -> list[Repeat]:
     return list(session.repeats) or [make_repeat(1, session, cold=False)]
 
 
+#: the most causes given a verdict (the largest by median)
+MAX_CAUSES = 12
+
+
 def noise_verdicts(base: Session, new: Session, seed: int = 0) -> list[Verdict]:
-    """The total compile time first, then every torch phase (span) either side timed, by the size
-    of the larger median; empty unless a side has repeated runs."""
+    """The total compile time first, then every torch phase (span) either side timed, then the
+    causes (sampled seconds; when every run on both sides was sampled), each group by the size of
+    the larger median; empty unless a side has repeated runs."""
     if not base.repeats and not new.repeats:
         return []
     rb, rn = runs_of(base), runs_of(new)
@@ -129,4 +134,10 @@ def noise_verdicts(base: Session, new: Session, seed: int = 0) -> list[Verdict]:
     phases = [verdict(f"phase {name}", [r.phases.get(name, 0.0) for r in rb], [r.phases.get(name, 0.0) for r in rn],
                       seed) for name in names]
     phases.sort(key=lambda v: (-max(v.base_median, v.new_median), v.what))
-    return out + phases
+    causes: list[Verdict] = []
+    if all(r.causes for r in (*rb, *rn)):
+        names = sorted({c for r in (*rb, *rn) for c in r.causes})
+        causes = [verdict(f"cause {name}", [r.causes.get(name, 0.0) for r in rb],
+                          [r.causes.get(name, 0.0) for r in rn], seed) for name in names]
+        causes.sort(key=lambda v: (-max(v.base_median, v.new_median), v.what))
+    return out + phases + causes[:MAX_CAUSES]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dynaprof import fmt
+from dynaprof.analysis.causes import axes
 from dynaprof.model.session import CompiledFrame, Repeat, Session, outermost_frames
 
 
@@ -29,14 +30,17 @@ def median_repeat(compile_s: Sequence[float]) -> int:
 
 
 def make_repeat(index: int, session: Session, cold: bool) -> Repeat:
-    """What a session of one run keeps of another: its totals, per-frame compile times and phases."""
+    """What a session of one run keeps of another: its totals, per-frame compile times, phases, and
+    sampled seconds per cause (the cause x phase view, derived here from its samples)."""
     phases: dict[str, float] = {}
     frames: list[CompiledFrame] = outermost_frames(session.frames)
     for f in frames:
         for name, secs in f.phases.items():
             phases[name] = round(phases.get(name, 0.0) + secs, 6)
+    view = session.axes if session.axes is not None else axes(session)[0]
+    by_cause = {k: round(v, 6) for k, v in sorted(view.causes.items())} if view is not None else {}
     return Repeat(index, round(session.total_compile_s, 6), session.run.wall_s, session.run.exit_status, cold,
-                  {f.key: f.compile_time_s for f in session.frames}, dict(sorted(phases.items())))
+                  {f.key: f.compile_time_s for f in session.frames}, dict(sorted(phases.items())), by_cause)
 
 
 @dataclass(frozen=True)

@@ -482,6 +482,8 @@ class Repeat:
     frames: dict[str, float | None] = field(default_factory=dict)
     #: torch's timed span name -> seconds, summed over that run's frames (``CompiledFrame.phases``)
     phases: dict[str, float] = field(default_factory=dict)
+    #: cause -> sampled seconds in that run (``Axes.causes``); empty when it was not sampled
+    causes: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

@@ -181,7 +181,8 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
     out += ["", "#### Totals", "", md.md_table(["metric", *hdr[1:]], [[e(r.label), e(r.base), e(r.new), e(r.change)]
                                                                       for r in total_rows(cmp)], align="lrrr")]
     if len(cmp.noise) > 1:
-        out += ["", md.details("Over repeated runs, by phase (torch's timed spans)", md.md_table(
+        title = "Over repeated runs: total, phases (torch's timed spans) and causes (sampled)"
+        out += ["", md.details(title, md.md_table(
             ["measure", "BASE median", "NEW median", "change", f"{noise.LEVEL:.0%} interval", "verdict"],
             [noise_cells(v) for v in cmp.noise[:max_rows + 1]], len(cmp.noise), "measures", "lrrrrl"), True)]
     crows = cause_rows(cmp, max_rows)
@@ -298,7 +299,9 @@ def compare_view(cmp: Comparison, base: Session, new: Session, svgs: dict[str, s
                        for f in found[:max_rows]], total=len(found))))
     env = h.table([h.Col("setting"), h.Col("BASE"), h.Col("NEW")], [list(r) for r in environment_rows(base, new)],
                   sortable=False)
-    return CompareView(_arrows(cmp.headline), kpis, caveats(base, new, cmp.normalize),
+    noise_line = [f"over repeated runs, {_arrows(cmp.noise[0].text())} ({noise.METHOD}; {noise.WITHIN} when the "
+                  "interval holds x1)"] if cmp.noise else []
+    return CompareView(_arrows(cmp.headline), kpis, noise_line + caveats(base, new, cmp.normalize),
                        _row_table("metric", total_rows(cmp)), causes, attribution, graphs, frames, only, env)
 
 
