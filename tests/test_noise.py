@@ -4,6 +4,7 @@ ratio of medians, on hand-built samples."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -101,3 +102,18 @@ def test_compare_leads_with_the_verdict_and_lists_each_phase() -> None:
     unsampled = compare_sessions(base, _runs(SLOWER, [0.3] * 5, sampled=False)).noise
     assert [v.what for v in unsampled] == ["total compile", "phase dynamo", "phase build_guards"]  # no causes
     assert compare_sessions(make_session([frame("0/0")]), make_session([frame("0/0")])).noise == []
+
+
+def test_pr_comment_of_repeated_runs_leads_with_the_verdict(tmp_path: Path) -> None:
+    from dynaprof.cli import main
+    from dynaprof.model import save_session
+
+    save_session(_runs(SAME_A, [0.3] * 5), tmp_path / "base")
+    save_session(_runs(SLOWER, [0.3] * 5), tmp_path / "new")
+    assert main(["pr", str(tmp_path / "base"), str(tmp_path / "new")]) == 0
+    comment = (tmp_path / "new" / "pr" / "comment.md").read_text()
+    first = comment.split("\n")[:5]
+    assert first[0] == "### dynaprof compare: base -> new"
+    assert first[2].startswith("**Slower:** total compile: 1.00 s → 1.50 s, x1.50 (95% interval x1.")
+    assert "within noise when it holds x1" in first[4]
+    assert len(comment) < 65536
