@@ -95,8 +95,10 @@ def test_facts_name_versions_environment_and_settings() -> None:
     assert facts["compile environment"] == "none set" and facts["changed compiler settings"] == "all defaults"
     plain.run.env = plain.run.config = None
     plain.capture.source = "torch_trace"
+    plain.run.command = ["/logs/dedicated_log_torch_trace_rank_0.log"]  # what the importer records
     facts = dict(how_made.provenance_facts(plain))
     assert facts["compile environment"].startswith("unknown (the TORCH_TRACE log")
+    assert facts["command"] == "?" and how_made.repro_line(plain) == "?"  # a log is no command to re-run
 
 
 def test_differences_between_two_runs() -> None:

@@ -64,7 +64,7 @@ def repro_words(session: Session) -> list[str]:
     variables as assignments (a secret's as ``NAME=...``, to fill in), then the command; empty
     when the session has no command."""
     run = session.run
-    command = repro_command(run)
+    command = repro_command(run) if session.capture.source == "live" else []  # a log's "command" is its path
     if not command:
         return []
     env = [f"{k}={shlex.quote(v)}" if v != REDACTED else f"{k}=..." for k, v in (run.env or {}).items()]
@@ -125,7 +125,7 @@ def provenance_facts(session: Session) -> list[tuple[str, str]]:
     """(label, text) rows of how the run was made, for a report's small section."""
     run = session.run
     return [
-        ("command", shlex.join(repro_command(run)) or "?"),
+        ("command", (shlex.join(repro_command(run)) if session.capture.source == "live" else "") or "?"),
         ("script", script_path(run)),
         ("versions", versions_text(run)),
         ("compile environment", env_text(session)),
