@@ -120,3 +120,17 @@ def test_cli_missing_or_corrupt_run(runs: Path, capsys: pytest.CaptureFixture[st
     (runs / "bad.json").write_text("{not json")
     assert main(["check", str(runs / "bad.json"), "--max-guards", "5"]) == 2
     assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_max_fx_nodes_is_per_frame_and_exact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    s = _session()
+    for f, nodes in zip(s.frames, (120, 40, None, 95), strict=True):
+        f.graph_node_count = nodes
+    r = check(s, Budget(max_fx_nodes=90))
+    assert [(b.limit, b.frame, b.message) for b in r.breaches] == [
+        ("max_fx_nodes", "0/0", "FX nodes in 0/0 forward (model.py:11): 120 > budget 90"),
+        ("max_fx_nodes", "1/0", "FX nodes in 1/0 helper (util.py:3): 95 > budget 90")]
+    assert check(s, Budget(max_fx_nodes=120)).checked == ["FX nodes per frame (most 120) <= 120"]
+    save_session(s, tmp_path / "run")
+    assert main(["check", str(tmp_path / "run"), "--max-fx-nodes", "100"]) == 1
+    assert "  - FX nodes in 0/0 forward (model.py:11): 120 > budget 100" in capsys.readouterr().out.splitlines()

@@ -105,7 +105,11 @@ def test_reports() -> None:
     assert "(93% of the growth)" in md and "→" in md
     assert "| guards | 417 | 2,639 | 6.3x |" in md
     assert "| parametrization property tracing | 0.00 s | 0.84 s | +0.84 s, new |" in md
-    assert_tables_well_formed(md, 5)
+    # exact work counts: the difference itself, never a ratio or a noise verdict
+    assert "| bytecode instructions traced (incl. inlined) | 299 | 5,483 | +5,184 |" in md
+    assert ("| forward (repro.py:11) | 0/0 | 299 → 5,483 (+5,184) | 34 → 546 (+512) | ? | ? "
+            "| 417 → 2,639 (+2,222) | 0 |") in md
+    assert_tables_well_formed(md, 6)
     html = files["compare.html"]
     assert isinstance(html, str)
     assert_self_contained(html)

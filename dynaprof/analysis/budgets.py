@@ -23,6 +23,7 @@ class Budget:
     max_compile_time_s: float | None = None
     max_restarts: int | None = None
     max_guards: int | None = None  # per frame
+    max_fx_nodes: int | None = None  # per frame: nodes of the FX graph Dynamo produced (graph_node_count)
     max_graph_breaks: int | None = None
     max_recompiles: int | None = None
     max_regression_pct: float | None = None  # needs a baseline session
@@ -67,6 +68,20 @@ def split_text(session: Session) -> str:
     return " (" + ", ".join(f"{KIND_LABELS.get(k, k)} {seconds(v)}" for k, v in kinds.items()) + ")"
 
 
+def _per_frame_limit(result: CheckResult, field: str, noun: str, counts: list[tuple[CompiledFrame, int | None]],
+                     limit: int | None) -> None:
+    """A limit on each frame's count: one breach per frame over it, largest first."""
+    if limit is None:
+        return
+    over = [(f, n) for f, n in counts if n is not None and n > limit]
+    for f, n in sorted(over, key=lambda fn: (-fn[1], fn[0].start_s)):
+        result.breaches.append(Breach(field, f"{noun} in {_where(f)}: {n:,} > budget {limit:,}", f.key))
+    if not over:
+        known = [n for _, n in counts if n is not None]
+        most = f"{max(known):,}" if known else "unknown"
+        result.checked.append(f"{noun} per frame (most {most}) <= {limit:,}")
+
+
 def _count_limit(result: CheckResult, limit: str, what: str, value: int, budget: int | None) -> None:
     if budget is None:
         return
@@ -93,15 +108,9 @@ def check(session: Session, budget: Budget, baseline: Session | None = None) -> 
     _count_limit(result, "max_graph_breaks", "graph breaks", sum(f.graph_breaks for f in session.frames),
                  budget.max_graph_breaks)
     _count_limit(result, "max_recompiles", "recompiles", recompiles(session), budget.max_recompiles)
-    if budget.max_guards is not None:
-        over = [f for f in session.frames if f.guard_count is not None and f.guard_count > budget.max_guards]
-        for f in sorted(over, key=lambda f: (-(f.guard_count or 0), f.start_s)):
-            result.breaches.append(Breach("max_guards", f"guards in {_where(f)}: {f.guard_count:,} > budget "
-                                                        f"{budget.max_guards:,}", f.key))
-        if not over:
-            known = [f.guard_count for f in session.frames if f.guard_count is not None]
-            most = f"{max(known):,}" if known else "unknown"
-            result.checked.append(f"guards per frame (most {most}) <= {budget.max_guards:,}")
+    _per_frame_limit(result, "max_guards", "guards", [(f, f.guard_count) for f in session.frames], budget.max_guards)
+    _per_frame_limit(result, "max_fx_nodes", "FX nodes", [(f, f.graph_node_count) for f in session.frames],
+                     budget.max_fx_nodes)
     if budget.max_regression_pct is not None and baseline is not None:
         _regression(result, baseline.total_compile_s, total, budget.max_regression_pct)
     return result

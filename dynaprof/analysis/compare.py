@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dynaprof import fmt
+from dynaprof.analysis.noise import Verdict, noise_verdicts
 from dynaprof.model.session import (
     CATEGORIES,
     CATEGORY_LABELS,
@@ -34,8 +35,18 @@ METRICS: dict[str, str] = {
     "guards": "guards",
     "inlined_calls": "inlined calls",
     "graph_breaks": "graph breaks",
+    "instructions": "bytecode instructions traced (incl. inlined)",
+    "fx_nodes": "FX graph nodes",
+    "fx_ops": "FX graph ops",
     "parametrization_s": "parametrized property tracing (exact)",
     "sampled_s": "sampled time",
+}
+#: exact work counts (not timed, so not noisy): their change is shown as an exact difference
+WORK_COUNTS = frozenset({"instructions", "fx_nodes", "fx_ops"})
+#: the per-compile work counts compared frame by frame (``CompiledFrame`` fields), with their labels
+FRAME_WORK: dict[str, str] = {
+    "ir_count": "instructions", "inlined_calls": "inlined calls", "graph_node_count": "FX nodes",
+    "graph_op_count": "FX ops", "guard_count": "guards", "restarts": "restarts",
 }
 FRAME_METRICS = ("compile_s", "restarts", "guards", "inlined_calls", "graph_breaks", "parametrization_s")
 
@@ -88,6 +99,9 @@ class Comparison:
     cause_phases: dict[str, dict[str, Change]] = field(default_factory=dict)
     #: why the cause view is missing (empty when it is there)
     cause_note: str = ""
+    #: repeated runs (``--repeat N``) on a side: the total's and each phase's change with its 95%
+    #: interval and noise verdict (``analysis.noise``); empty otherwise
+    noise: list[Verdict] = field(default_factory=list)
 
 
 def frame_key(f: CompiledFrame) -> FrameKey:
@@ -120,6 +134,9 @@ def run_metrics(s: Session, normalize: bool = False) -> dict[str, float | None]:
         "guards": _f(_sum([f.guard_count for f in s.frames])),
         "inlined_calls": _f(_sum([f.inlined_calls for f in s.frames])),
         "graph_breaks": float(sum(f.graph_breaks for f in s.frames)),
+        "instructions": _f(_sum([f.ir_count for f in s.frames])),
+        "fx_nodes": _f(_sum([f.graph_node_count for f in s.frames])),
+        "fx_ops": _f(_sum([f.graph_op_count for f in s.frames])),
         "parametrization_s": parametrization_seconds(s.frames) * scale if _knows(s, "properties") else None,
         "sampled_s": (s.samples.seconds * scale) if s.samples is not None else None,
     }
@@ -218,6 +235,7 @@ def compare_sessions(base: Session, new: Session, normalize: bool = False) -> Co
     cmp = Comparison(normalize, totals, cats, pairs, only_base, only_new)
     cmp.causes, cmp.cause_phases, cmp.cause_note = _cause_view(base.axes, new.axes, bs, ns)
     cmp.headline = headline(cmp, base.total_compile_s, new.total_compile_s)
+    cmp.noise = noise_verdicts(base, new)
     return cmp
 
 
@@ -256,6 +274,8 @@ def delta_text(metric: str, c: Change, normalize: bool) -> str:
     """``+0.90 s, 4.0x`` (seconds: delta and ratio; counts: the ratio, else the delta)."""
     if not c.changed:
         return "no change"
+    if metric in WORK_COUNTS and c.delta is not None:
+        return value(metric, c.delta, normalize, True)  # exact: the difference says it
     seconds_like = metric.endswith("_s")
     extra = [value(metric, c.delta, normalize, True)] if c.delta is not None else []
     r = ratio(c) if c.new else ""  # "0.00x" says less than the delta
@@ -363,6 +383,26 @@ def cause_changes(cmp: Comparison) -> list[tuple[str, Change]]:
     """Causes that changed, largest absolute change first (empty without the cause view)."""
     moved = [(k, c) for k, c in (cmp.causes or {}).items() if c.changed]
     return sorted(moved, key=lambda kc: (-abs(kc[1].delta or 0.0), kc[0]))
+
+
+def work_changes(cmp: Comparison) -> list[tuple[FramePair, dict[str, tuple[int | None, int | None]]]]:
+    """Matched frames whose exact work counts (``FRAME_WORK``) differ, with (BASE, NEW) per count,
+    the frame with the most changed counts first."""
+    out = []
+    for p in cmp.pairs:
+        counts = {k: (getattr(p.base, k), getattr(p.new, k)) for k in FRAME_WORK}
+        if any(b != n for b, n in counts.values()):
+            out.append((p, counts))
+    out.sort(key=lambda pc: -sum(b != n for b, n in pc[1].values()))
+    return out
+
+
+def work_cell(base: int | None, new: int | None) -> str:
+    """``120 -> 135 (+15)``, ``120`` when equal, ``?`` parts when unknown."""
+    if base == new:
+        return fmt.count(base)
+    diff = f" ({new - base:+,})" if base is not None and new is not None else ""
+    return f"{fmt.count(base)} -> {fmt.count(new)}{diff}"
 
 
 def biggest_changes(cmp: Comparison) -> list[FramePair]:

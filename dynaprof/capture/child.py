@@ -30,6 +30,7 @@ from typing import Any
 from dynaprof.capture.core import IN_PROCESS, Capture, CaptureOptions, DynamoWatcher, int_env
 from dynaprof.capture.journal import JournalWriter
 from dynaprof.model.journal import JOURNAL_SCHEMA
+from dynaprof.model.provenance import compile_env, redact_argv
 from dynaprof.version import __version__
 
 CONFIG_ENV = "DYNAPROF_CHILD"
@@ -76,7 +77,7 @@ class Child:
                 "t": "start",
                 "schema": JOURNAL_SCHEMA,
                 "pid": os.getpid(),
-                "argv": [self._argv0(), *self.cfg.args],
+                "argv": redact_argv([self._argv0(), *self.cfg.args]),
                 "cwd": os.getcwd(),
                 "python": platform.python_version(),
                 "platform": platform.platform(),
@@ -87,6 +88,7 @@ class Child:
                 "rank": int_env("RANK"),
                 "world_size": int_env("WORLD_SIZE"),
                 "tid": threading.main_thread().ident,
+                "env": compile_env(os.environ),
             }
         )
         os.register_at_fork(after_in_child=self._forked)

@@ -40,6 +40,7 @@ from dynaprof.capture.journal import JournalWriter
 from dynaprof.capture.sampler import Sampler
 from dynaprof.capture.stacks import LEGACY_WALKER_ENV, FunctionTable, Markers, StackWalker, TracedStacks
 from dynaprof.model.journal import JOURNAL_SCHEMA, JournalRecord, StackItem, Start
+from dynaprof.model.provenance import compile_env, redact_argv
 from dynaprof.version import __version__
 
 if TYPE_CHECKING:
@@ -191,6 +192,7 @@ class Capture:
                 for w in rec.unfinished():
                     self.journal.write({"t": "unfinished", "key": w.key})
                 self.journal.write({"t": "device", "device": device_name()})
+                rec.emit_config()
             if self.cprofile is not None:
                 self.cprofile.finish(self.journal.write)
         except Exception as e:  # never lose the end record over a late failure
@@ -377,7 +379,7 @@ def in_process_start_record(t0_ns: int, target: str) -> Start:
         "t": "start",
         "schema": JOURNAL_SCHEMA,
         "pid": os.getpid(),
-        "argv": list(sys.argv),
+        "argv": redact_argv(sys.argv),
         "cwd": os.getcwd(),
         "python": platform.python_version(),
         "platform": platform.platform(),
@@ -388,4 +390,5 @@ def in_process_start_record(t0_ns: int, target: str) -> Start:
         "rank": int_env("RANK"),
         "world_size": int_env("WORLD_SIZE"),
         "tid": threading.get_ident(),
+        "env": compile_env(os.environ),
     }

@@ -82,9 +82,12 @@ def _forward_signals(proc: subprocess.Popen[bytes]) -> Iterator[list[int]]:
 
 
 def launch(
-    cfg: ChildConfig, on_started: Callable[[int], None] | None = None, progress: Progress | None = None
+    cfg: ChildConfig, on_started: Callable[[int], None] | None = None, progress: Progress | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> LaunchResult:
+    """Run the child; ``extra_env``: variables set for it on top of ours (``--repeat``'s cache folders)."""
     env = dict(os.environ)
+    env.update(extra_env or {})
     env[CONFIG_ENV] = json.dumps(asdict(cfg))
     if progress is not None:  # the child erases the line itself when a compile ends (no race)
         env[PROGRESS_ENV] = str(progress.flag)

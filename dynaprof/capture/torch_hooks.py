@@ -36,6 +36,9 @@ would have given are recorded as unknown):
   tracing times, captured silently.
 * guard trees via the returned ``GuardedCode.guard_manager`` (sizes computed after the run, so
   the walk never inflates compile time).
+* the compiler settings that differ from their defaults (``config_changes``), read once at the end
+  through each config module's entries (2.6+: ``_config`` entries and ``_is_default``; 2.4/2.5:
+  the ``_config`` and ``_default`` value dicts).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ import threading
 import time
 import traceback
 import types
+import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,6 +79,7 @@ from dynaprof.model.journal import (
     MetricValue,
     Prop,
     SpanEvent,
+    Torch,
     span_args,
 )
 
@@ -323,6 +328,87 @@ def guard_text_stats(gm: Any) -> GuardSizes:
     return stats
 
 
+#: the compiler config modules whose changed settings are recorded: (short name, module)
+CONFIG_MODULES = (("dynamo", "torch._dynamo.config"), ("inductor", "torch._inductor.config"),
+                  ("functorch", "torch._functorch.config"))
+#: the longest repr kept of a setting's value or default
+MAX_CONFIG_REPR = 200
+_NO_DEFAULT = object()
+
+
+def _config_repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= MAX_CONFIG_REPR else text[:MAX_CONFIG_REPR] + "..."
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
+
+def _module_changes(short: str, mod: Any) -> list[list[str]]:
+    """One config module's settings that differ from their defaults, sorted by name."""
+    entries = getattr(mod, "_config", None)
+    if not isinstance(entries, dict):
+        raise AttributeError("no _config table")
+    out: list[list[str]] = []
+    if hasattr(mod, "_is_default"):  # 2.6+: _ConfigEntry objects (the env-set ones count as changed)
+        for key in sorted(entries):
+            entry = entries[key]
+            if getattr(entry, "hide", False) or getattr(entry, "alias", None) or mod._is_default(key):
+                continue
+            value, default = getattr(mod, key), getattr(entry, "default", _NO_DEFAULT)
+            if default is not _NO_DEFAULT and _same(value, default):
+                continue
+            out.append([short, key, _config_repr(value), "?" if default is _NO_DEFAULT else _config_repr(default)])
+        return out
+    defaults = getattr(mod, "_default", None)  # 2.4/2.5: values in _config, defaults in _default
+    if not isinstance(defaults, dict):
+        raise AttributeError("no _default table")
+    for key in sorted(entries):
+        value, default = entries[key], defaults.get(key, _NO_DEFAULT)
+        if default is _NO_DEFAULT or not _same(value, default):
+            out.append([short, key, _config_repr(value), "?" if default is _NO_DEFAULT else _config_repr(default)])
+    return out
+
+
+def config_changes(skip: frozenset[tuple[str, str]] = frozenset()) -> tuple[list[list[str]], list[str]]:
+    """``[module, name, value, default]`` for every setting of the imported compiler config modules
+    that differs from its default (``skip``: the ones dynaprof set itself), and a note per module
+    that could not be read. A module never imported is left out: its settings are the defaults,
+    less what environment variables change (recorded beside it)."""
+    changes: list[list[str]] = []
+    errors: list[str] = []
+    for short, name in CONFIG_MODULES:
+        mod = sys.modules.get(name)
+        if mod is None:
+            continue
+        try:
+            with warnings.catch_warnings():  # reading a deprecated setting warns
+                warnings.simplefilter("ignore")
+                changes += [c for c in _module_changes(short, mod) if (c[0], c[1]) not in skip]
+        except Exception as e:
+            errors.append(f"{short} config not read on torch {_torch_version()} ({type(e).__name__}: {e})"[:300])
+    return changes, errors
+
+
+def _torch_version() -> str:
+    torch = sys.modules.get("torch")
+    return str(getattr(torch, "__version__", "?"))
+
+
+def torch_git_version() -> str | None:
+    """``torch.version.git_version``, the commit torch was built from (None where it is missing)."""
+    version = getattr(sys.modules.get("torch"), "version", None)
+    git = getattr(version, "git_version", None)
+    return git if isinstance(git, str) and git and git != "Unknown" else None
+
+
 class Recorder:
     """Owns the hooks and the per-thread compile windows of one profiled process."""
 
@@ -355,6 +441,16 @@ class Recorder:
         self.gate: Callable[[], bool] = lambda: True
         #: under ``dynaprof run`` on a terminal: erases the parent's progress line as a compile ends
         self.erase_progress = child_eraser()
+        #: (config module, setting) dynaprof itself changed: left out of the recorded changes
+        self.own_config: set[tuple[str, str]] = set()
+
+    def emit_config(self) -> None:
+        """The ``config`` record: the settings that differ from their defaults now."""
+        changes, errors = config_changes(frozenset(self.own_config))
+        if errors:
+            self.emit({"t": "config", "changes": changes, "error": "; ".join(errors)})
+        else:
+            self.emit({"t": "config", "changes": changes})
 
     def reset_session(self, emit: Callable[[JournalRecord], None], t0_ns: int, table: FunctionTable) -> None:
         """Record into a new journal and function table (in-process profiling: one per block).
@@ -425,7 +521,11 @@ class Recorder:
     def install(self, *, inline_profile: bool = True) -> None:
         import torch
 
-        self.emit({"t": "torch", "version": str(torch.__version__)})
+        record: Torch = {"t": "torch", "version": str(torch.__version__)}
+        git = torch_git_version()
+        if git:
+            record["git"] = git
+        self.emit(record)
         steps: list[tuple[str, Callable[[], None]]] = [
             ("compile_windows", self._hook_compile),
             ("phases", self._hook_chromium),
@@ -1035,6 +1135,7 @@ class Recorder:
 
         dp.DynamoProfilerState.dump_stats = dump_stats
         config.dynamo_profiler = True
+        self.own_config.add(("dynamo", "dynamo_profiler"))
 
     def _emit_inline(self, timings: list[Any]) -> None:
         tid = threading.get_ident()

@@ -53,6 +53,8 @@ class CheckCommand:
                        help="total compile time (frames nested in another compile count once)")
         g.add_argument("--max-restarts", type=_number(int, ""), metavar="N", help="restarts of analysis, all frames")
         g.add_argument("--max-guards", type=_number(int, ""), metavar="N", help="guards of any single compiled frame")
+        g.add_argument("--max-fx-nodes", type=_number(int, ""), metavar="N",
+                       help="nodes in the FX graph of any single compiled frame (exact, not timed)")
         g.add_argument("--max-graph-breaks", type=_number(int, ""), metavar="N", help="graph breaks, all frames")
         g.add_argument("--max-recompiles", type=_number(int, ""), metavar="N",
                        help="compiles of a code location beyond its first")
@@ -68,12 +70,13 @@ class CheckCommand:
         budget = Budget(
             max_compile_time_s=args.max_compile_time,
             max_restarts=_int(args.max_restarts), max_guards=_int(args.max_guards),
+            max_fx_nodes=_int(args.max_fx_nodes),
             max_graph_breaks=_int(args.max_graph_breaks), max_recompiles=_int(args.max_recompiles),
             max_regression_pct=args.max_regression,
         )
         if budget.is_empty():
             raise DynaprofError("no budget given; pass at least one of --max-compile-time, --max-restarts, "
-                                "--max-guards, --max-graph-breaks, --max-recompiles, --max-regression")
+                                "--max-guards, --max-fx-nodes, --max-graph-breaks, --max-recompiles, --max-regression")
         session = load_session(args.run)
         baseline = load_session(args.baseline) if args.baseline is not None else None
         if not session.run.complete:

@@ -141,6 +141,8 @@ class CompareCommand:
         cmp = compare_sessions(base, new, normalize=args.normalize)
         written = write_files(out_dir, render_compare(cmp, base, new, names=names))
         info(f"dynaprof compare: {names[0]} -> {names[1]}{' (normalized)' if args.normalize else ''}")
+        if cmp.noise:  # repeated runs: the change, its interval and whether it is noise first
+            info(f"  {cmp.noise[0].text()}")
         info(f"  {cmp.headline}")
         for line in explain_lines(cmp):
             info(f"  {line}")

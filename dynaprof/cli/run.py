@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import shutil
 import sys
+import tempfile
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dynaprof import fmt
 from dynaprof.cli.common import default_run_dir, display_path, info, prepare_out_dir, summary_width
 from dynaprof.cli.outputs import render_options
 from dynaprof.cli.run_options import add_run_options
 from dynaprof.errors import DynaprofError
+from dynaprof.model.provenance import redact_argv
+from dynaprof.model.session import Session
+
+if TYPE_CHECKING:
+    from dynaprof.capture.launcher import LaunchResult
 
 
 def _target(args: argparse.Namespace) -> tuple[str, str, list[str]]:
@@ -35,6 +44,29 @@ def _target(args: argparse.Namespace) -> tuple[str, str, list[str]]:
     if not os.access(p, os.R_OK):
         raise DynaprofError(f"can't open file {path!r}: permission denied")
     return "script", path, rest
+
+
+#: the folder under the run folder holding each ``--repeat`` run's journal (and cProfile files)
+REPEATS_DIR = "repeats"
+#: the compiler cache locations ``--repeat`` points at a fresh folder for each run
+CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+
+
+def cold_caches() -> dict[str, str]:
+    """A fresh, empty folder for each compiler cache (removed after the run)."""
+    return {name: tempfile.mkdtemp(prefix=f"dynaprof-{name.split('_')[0].lower()}-") for name in CACHE_ENV}
+
+
+def _combine(sessions: list[Session], cold: bool) -> Session:
+    """One session of repeated runs: the median run's, holding every run's totals (``repeats``)."""
+    from dynaprof.analysis.repeats import make_repeat, median_repeat
+
+    reps = [make_repeat(i, s, cold) for i, s in enumerate(sessions, 1)]
+    at = median_repeat([r.compile_s for r in reps])
+    chosen = sessions[at]
+    chosen.repeats = reps
+    chosen.run.repeat = reps[at].index
+    return chosen
 
 
 class RunCommand:
@@ -76,6 +108,14 @@ class RunCommand:
             if why is not None:
                 info(f"dynaprof: {why}; falling back to the builtin sampler")
                 args.sampler, args.rate, args.native = "builtin", 1000.0, False
+        if args.repeat < 1:
+            raise DynaprofError(f"--repeat must be at least 1, got {args.repeat}")
+        if args.repeat > 1 and (args.nproc_per_node is not None or ranks_support.current_rank() is not None
+                                or args.sampler == "py-spy" or args.torch_trace):
+            raise DynaprofError("--repeat runs one process at a time with the builtin sampler: it does not "
+                                "combine with torchrun ranks, --sampler py-spy or --torch-trace")
+        if args.warm and args.repeat == 1:
+            raise DynaprofError("--warm goes with --repeat N (a single run uses the caches as they are)")
         stem = Path(target).stem if kind == "script" else target.rsplit(".", 1)[-1]
         if args.nproc_per_node is not None:
             return ranks_support.launch_ranks(args, args.output or default_run_dir(stem), kind, target, rest, options)
@@ -84,67 +124,99 @@ class RunCommand:
             run_dir = ranks_support.prepare_rank_dir(args.output, stem, args.force).resolve()
         else:
             run_dir = prepare_out_dir(args.output or default_run_dir(stem), args.force).resolve()
-        journal = run_dir / JOURNAL_FILE
-        try:  # the child appends to it; check here that the folder takes writes at all
-            journal.write_bytes(b"")
-        except OSError as e:
-            raise DynaprofError(f"cannot write {journal}: {e.strerror or e}") from e
-        cfg = ChildConfig(
-            journal=str(journal),
-            kind=kind,
-            target=target,
-            args=rest,
-            sampler=args.sampler if args.sampler != "py-spy" else "none",
-            rate_hz=args.rate,
-            inline_profile=args.inline_profile,
-            cprofile_dir=str(run_dir / "cprofile") if args.cprofile else None,
-            torch_trace_dir=str(args.torch_trace.resolve()) if args.torch_trace else None,
-        )
         if not args.quiet and rank is None:
             info(f"dynaprof: profiling {fmt.terminal_safe(target)} -> {fmt.terminal_safe(display_path(run_dir))}/")
-        pyspy = None
-        if args.sampler == "py-spy":
-            from dynaprof.capture.pyspy import PySpy
-
-            pyspy = PySpy(run_dir, args.rate, args.native)
-        progress = follow_progress(journal, args.quiet or rank is not None)
         # the renderers' imports (networkx...) on the idle parent while the script runs, not after it
         warm = threading.Thread(target=preload_renderers, name="dynaprof-preload", daemon=True)
         warm.start()
-        try:
-            result = launch(cfg, on_started=pyspy.attach if pyspy else None, progress=progress)
-        finally:
-            if progress is not None:
-                progress.stop()
+        runs: list[tuple[LaunchResult, Session | None, Path]] = []  # (result, session, journal)
+        for i in range(1, args.repeat + 1):
+            where = run_dir if args.repeat == 1 else run_dir / REPEATS_DIR / str(i)
+            where.mkdir(parents=True, exist_ok=True)
+            journal = where / JOURNAL_FILE
+            try:  # the child appends to it; check here that the folder takes writes at all
+                journal.write_bytes(b"")
+            except OSError as e:
+                raise DynaprofError(f"cannot write {journal}: {e.strerror or e}") from e
+            if args.repeat > 1 and not args.quiet:
+                info(f"dynaprof: repeat {i} of {args.repeat}" + ("" if args.warm else " (cold compiler caches)"))
+            cfg = ChildConfig(
+                journal=str(journal),
+                kind=kind,
+                target=target,
+                args=rest,
+                sampler=args.sampler if args.sampler != "py-spy" else "none",
+                rate_hz=args.rate,
+                inline_profile=args.inline_profile,
+                cprofile_dir=str(where / "cprofile") if args.cprofile else None,
+                torch_trace_dir=str(args.torch_trace.resolve()) if args.torch_trace else None,
+            )
+            pyspy = None
+            if args.sampler == "py-spy":
+                from dynaprof.capture.pyspy import PySpy
+
+                pyspy = PySpy(run_dir, args.rate, args.native)
+            caches = cold_caches() if args.repeat > 1 and not args.warm else {}
+            progress = follow_progress(journal, args.quiet or rank is not None)
+            try:
+                result = launch(cfg, on_started=pyspy.attach if pyspy else None, progress=progress,
+                                extra_env=caches)
+            finally:
+                if progress is not None:
+                    progress.stop()
+                for folder in caches.values():
+                    shutil.rmtree(folder, ignore_errors=True)
+            notes = pyspy.finish() if pyspy else []
+            facts = ParentFacts(
+                command=redact_argv(["dynaprof", *args.argv]),
+                exit_status=result.exit_status,
+                signal=result.signal,
+                wall_s=round(result.wall_s, 6),
+                sampler=args.sampler,
+                requested_hz=args.rate if args.sampler != "none" else None,
+                native=args.native,
+                cprofile=args.cprofile,
+                torch_trace_dir=str(args.torch_trace) if args.torch_trace else None,
+                run_dir=str(run_dir),
+                notes=notes,
+            )
+            session = assemble((rec for _, rec in read_journal(journal)), facts) if journal.exists() else None
+            if session is not None:
+                for name, value in caches.items():  # ours, not the user's: --repeat makes them again
+                    if session.run.env is not None and session.run.env.get(name) == value:
+                        del session.run.env[name]
+                if pyspy is not None:
+                    pyspy.merge_into(session)
+            runs.append((result, session, journal))
+            if session is None or result.exit_status != 0:
+                break  # a failed run is reported as it is; the rest would fail the same way
         warm.join()
-        notes = pyspy.finish() if pyspy else []
-        facts = ParentFacts(
-            command=["dynaprof", *args.argv],
-            exit_status=result.exit_status,
-            signal=result.signal,
-            wall_s=round(result.wall_s, 6),
-            sampler=args.sampler,
-            requested_hz=args.rate if args.sampler != "none" else None,
-            native=args.native,
-            cprofile=args.cprofile,
-            torch_trace_dir=str(args.torch_trace) if args.torch_trace else None,
-            run_dir=str(run_dir),
-            notes=notes,
-        )
-        session = assemble((rec for _, rec in read_journal(journal)), facts) if journal.exists() else None
+        result, session, journal = runs[-1]
         if session is None:
             raise DynaprofError(
                 f"the script did not start ({target}); exit status {result.exit_status}", result.exit_status or 1
             )
-        if pyspy is not None:
-            pyspy.merge_into(session)
+        if args.repeat > 1:
+            session = _combine([s for _, s, _ in runs if s is not None], cold=not args.warm)
+            result = next((r for r, _, _ in runs if r.exit_status != 0), result)
+            if len(runs) < args.repeat:
+                session.capture.warnings.append(
+                    f"--repeat {args.repeat}: stopped after run {len(runs)}, which exited with status "
+                    f"{result.exit_status}; the session holds the {len(runs)} runs made")
         try:
             written, render_notes = render_outputs(session, run_dir, options)
         except DynaprofError as e:  # the script ran; its exit status is still what we return
             info(f"dynaprof: error: {e.message}; the capture journal is kept: re-run "
                  f"`dynaprof report {fmt.terminal_safe(display_path(run_dir))}` once there is space")
             return result.exit_status
-        journal.unlink(missing_ok=True)
+        for _, _, j in runs:
+            j.unlink(missing_ok=True)
+            if j.parent != run_dir:
+                with contextlib.suppress(OSError):  # kept when it holds cProfile files
+                    j.parent.rmdir()
+        if args.repeat > 1:
+            with contextlib.suppress(OSError):
+                (run_dir / REPEATS_DIR).rmdir()
         if rank is not None:
             ranks_support.finish_rank(session, run_dir, render_notes, options, args.quiet)
         elif not args.quiet:

@@ -48,6 +48,15 @@ def add_run_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
     ))
     added.append(p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr"))
     added.append(p.add_argument(
+        "--repeat", type=int, default=1, metavar="N",
+        help="run the script N times, each in a fresh process with cold compiler caches; the session keeps "
+        "every run's compile times and the report is drawn from the median run",
+    ))
+    added.append(p.add_argument(
+        "--warm", action="store_true",
+        help="with --repeat: keep the compiler caches (TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR) as they are",
+    ))
+    added.append(p.add_argument(
         "--nproc-per-node",
         metavar="N",
         help="run N ranks with torchrun (torch.distributed.run --standalone): one run folder per rank "

@@ -35,6 +35,7 @@ from dynaprof.model.journal import (
     JOURNAL_SCHEMA,
     CompileEnd,
     CompileStart,
+    Config,
     CProfile,
     Device,
     End,
@@ -58,6 +59,7 @@ from dynaprof.model.session import (
     Attempt,
     CaptureInfo,
     CompiledFrame,
+    ConfigChange,
     FunctionRef,
     GraphBreak,
     InlineStack,
@@ -109,6 +111,9 @@ class _Builder:
         self.start: Start | None = None
         self.end: End | None = None
         self.torch_version: str | None = None
+        self.torch_git: str | None = None
+        self.env: dict[str, str] | None = None
+        self.config: list[ConfigChange] | None = None
         self.device: str | None = None
         self.hooks: list[str] = []
         self.warnings: list[str] = []
@@ -141,6 +146,9 @@ class _Builder:
 
     def _on_start(self, r: Start) -> None:
         self.start = r
+        env = r.get("env")
+        if isinstance(env, dict):
+            self.env = {str(k): str(v) for k, v in env.items()}
         schema = opt_int(r.get("schema")) or 1
         if schema > JOURNAL_SCHEMA:
             self.warnings.append(
@@ -153,6 +161,17 @@ class _Builder:
 
     def _on_torch(self, r: Torch) -> None:
         self.torch_version = opt_str(r.get("version"))
+        self.torch_git = opt_str(r.get("git"))
+
+    def _on_config(self, r: Config) -> None:
+        changes = r["changes"]
+        if not isinstance(changes, list):
+            raise ValueError("changes is not a list")
+        got = [ConfigChange(*(str(x) for x in c[:4])) for c in changes if isinstance(c, list) and len(c) >= 4]
+        self.config = sorted(got, key=lambda c: (c.module, c.name))
+        error = opt_str(r.get("error"))
+        if error:
+            self._warn(f"compiler settings: {error}")
 
     def _on_device(self, r: Device) -> None:
         self.device = opt_str(r.get("device"))
@@ -484,6 +503,9 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
         pid=opt_int(start.get("pid")),
         rank=opt_int(start.get("rank")),
         world_size=opt_int(start.get("world_size")),
+        torch_git_version=b.torch_git,
+        env=b.env,
+        config=b.config,
     )
     capture = CaptureInfo(
         sampler=facts.sampler,

@@ -102,7 +102,9 @@ InlineItem = list[Any]
 
 
 class Start(TypedDict):
-    """The first record. ``tid``: the thread the script (or the profiled block) runs on."""
+    """The first record. ``tid``: the thread the script (or the profiled block) runs on; ``argv``
+    with secrets left out; ``env``: the variables that change compilation
+    (``model.provenance.compile_env``; schema 3)."""
 
     t: Literal["start"]
     schema: int
@@ -118,11 +120,25 @@ class Start(TypedDict):
     rank: int | None
     world_size: int | None
     tid: int | None
+    env: NotRequired[dict[str, str]]
 
 
 class Torch(TypedDict):
+    """torch's version; ``git``: ``torch.version.git_version`` where torch has it (schema 3)."""
+
     t: Literal["torch"]
     version: str
+    git: NotRequired[str]
+
+
+class Config(TypedDict):
+    """The compiler settings that differ from their defaults, at the end of the capture:
+    ``changes`` ``[module, name, value repr, default repr]``; ``error``: why some or all could not
+    be read (schema 3)."""
+
+    t: Literal["config"]
+    changes: list[list[str]]
+    error: NotRequired[str]
 
 
 class Hooks(TypedDict):
@@ -332,16 +348,14 @@ class End(TypedDict):
 
 
 JournalRecord: TypeAlias = (
-    Start | Torch | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline | KernelWait
-    | Stacks
-    | Sampler | CProfile | Unfinished | Device | End
+    Start | Torch | Config | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline
+    | KernelWait | Stacks | Sampler | CProfile | Unfinished | Device | End
 )
 
 #: record type (``t``) -> its TypedDict
 RECORD_TYPES: dict[str, type] = {
-    "start": Start, "torch": Torch, "hooks": Hooks, "warn": Warn, "fn": Fn, "compile_start": CompileStart,
-    "compile_end": CompileEnd, "span": SpanEvent, "metrics": Metrics, "guards": Guards, "inline": Inline,
-    "kernel_wait": KernelWait, "stacks": Stacks, "sampler": Sampler, "cprofile": CProfile,
-    "unfinished": Unfinished, "device": Device,
-    "end": End,
+    "start": Start, "torch": Torch, "config": Config, "hooks": Hooks, "warn": Warn, "fn": Fn,
+    "compile_start": CompileStart, "compile_end": CompileEnd, "span": SpanEvent, "metrics": Metrics,
+    "guards": Guards, "inline": Inline, "kernel_wait": KernelWait, "stacks": Stacks, "sampler": Sampler,
+    "cprofile": CProfile, "unfinished": Unfinished, "device": Device, "end": End,
 }  # fmt: skip

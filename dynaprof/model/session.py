@@ -417,7 +417,22 @@ class InlineStack:
 
 
 @dataclass
+class ConfigChange:
+    """A torch compiler setting that differs from its default at the end of the run (the script
+    may change settings): ``module`` is ``dynamo``, ``inductor`` or ``functorch``; ``value`` and
+    ``default`` are ``repr`` text, capped (``capture.torch_hooks.config_changes``)."""
+
+    module: str
+    name: str
+    value: str
+    default: str
+
+
+@dataclass
 class RunInfo:
+    """How the run was made and how it ended. ``command`` and ``argv`` are recorded with secrets
+    left out (``model.provenance.redact_argv``)."""
+
     command: list[str]
     target: str
     argv: list[str]
@@ -436,6 +451,19 @@ class RunInfo:
     pid: int | None = None
     rank: int | None = None
     world_size: int | None = None
+    #: ``torch.version.git_version``: the commit torch was built from (None: unknown)
+    torch_git_version: str | None = None
+    #: environment variables that change compilation (``model.provenance.COMPILE_ENV_PREFIXES``) at the
+    #: start, secret-looking values replaced by ``<redacted>``; None: unknown (an imported log, an
+    #: older session)
+    env: dict[str, str] | None = None
+    #: with ``--repeat N``: which repeat (1-based) the frames, samples and reports are drawn from
+    #: (the median by compile time); None: a single run
+    repeat: int | None = None
+    #: Dynamo / Inductor / functorch settings that differ from their defaults at the end of the run,
+    #: sorted by module and name; None: unknown (torch never imported, its config not readable, an
+    #: imported log, an older session)
+    config: list[ConfigChange] | None = None
 
 
 @dataclass
@@ -451,6 +479,25 @@ class CaptureInfo:
 
 
 @dataclass
+class Repeat:
+    """One run of ``dynaprof run --repeat N``, each in a fresh process: its measured totals (the
+    session keeps the frames and samples of the median one only)."""
+
+    index: int  # 1-based, in the order they ran
+    compile_s: float  # ``Session.total_compile_s`` of that run
+    wall_s: float | None
+    exit_status: int | None
+    #: cold compiler caches (a fresh TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR) or the user's (``--warm``)
+    cold: bool
+    #: frame key -> compile seconds (None: unknown)
+    frames: dict[str, float | None] = field(default_factory=dict)
+    #: torch's timed span name -> seconds, summed over that run's frames (``CompiledFrame.phases``)
+    phases: dict[str, float] = field(default_factory=dict)
+    #: cause -> sampled seconds in that run (``Axes.causes``); empty when it was not sampled
+    causes: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
 class Session:
     schema_version: int
     run: RunInfo
@@ -463,6 +510,9 @@ class Session:
     spans: list[Span] = field(default_factory=list)  # run-level spans (the script itself)
     artifacts: dict[str, str] = field(default_factory=dict)  # name -> path in the run folder
     axes: Axes | None = None  # the cause x phase view; in session.json inside ``attribution``
+    #: every run of ``--repeat N`` (``run.repeat`` says which one the rest of the session is); empty
+    #: for a single run
+    repeats: list[Repeat] = field(default_factory=list)
 
     def frame(self, key: str) -> CompiledFrame | None:
         for f in self.frames:

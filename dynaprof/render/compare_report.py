@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from dynaprof import fmt
+from dynaprof.analysis import how_made, noise
 from dynaprof.analysis.compare import (
     FRAME_METRICS,
+    FRAME_WORK,
     METRICS,
     Change,
     Comparison,
@@ -24,6 +26,8 @@ from dynaprof.analysis.compare import (
     change_text,
     delta_text,
     value,
+    work_cell,
+    work_changes,
 )
 from dynaprof.analysis.stacks import View
 from dynaprof.model.session import CATEGORY_LABELS, CAUSE_PARAMETRIZATION, CompiledFrame, Session
@@ -93,16 +97,21 @@ def frame_rows(cmp: Comparison) -> list[tuple[str, str, list[str], float | None]
     return out
 
 
+def noise_cells(v: noise.Verdict) -> list[str]:
+    """A verdict as table cells: measure, medians, change, interval, verdict (escaped)."""
+    return [md.md_escape(v.what), fmt.seconds(v.base_median), fmt.seconds(v.new_median), v.change_text(),
+            v.interval_text() or "none (one run)", md.md_escape(v.verdict)]
+
+
 def environment_rows(base: Session, new: Session) -> list[tuple[str, str, str]]:
     rows = []
+    made = zip(how_made.provenance_facts(base), how_made.provenance_facts(new), strict=True)
     for label, b, n in (
-        ("torch", base.run.torch_version or "?", new.run.torch_version or "?"),
-        ("python", base.run.python_version, new.run.python_version),
+        *((bl, bv, nv) for (bl, bv), (_, nv) in made if bl != "command"),
         ("device", base.run.device or "?", new.run.device or "?"),
-        ("platform", base.run.platform, new.run.platform),
         ("sampler", md.sampler_text(base), md.sampler_text(new)),
-        ("command", " ".join(base.run.command), " ".join(new.run.command)),
         ("started", base.run.start_time, new.run.start_time),
+        ("repro", how_made.repro_line(base), how_made.repro_line(new)),
     ):
         rows.append((label, b, n))
     return rows
@@ -114,6 +123,7 @@ def caveats(base: Session, new: Session, normalize: bool) -> list[str]:
                        ("device", base.run.device, new.run.device)):
         if b != n:
             out.append(f"the runs used different {what} ({b or '?'} vs {n or '?'})")
+    out += [f"the runs were made differently: {d}" for d in how_made.differences(base, new)]
     rb = base.samples.achieved_hz if base.samples else None
     rn = new.samples.achieved_hz if new.samples else None
     if rb and rn and not normalize and max(rb, rn) > 1.5 * min(rb, rn):
@@ -156,8 +166,13 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
     def e(text: object, limit: int | None = md.CELL_CHARS) -> str:
         return md.md_escape(text, limit).replace(" -&gt; ", " → ")
 
-    out = [f"### dynaprof compare: {e(names[0])} -> {e(names[1])}", "",
-           f"**{'Normalized (shares of compile time)' if cmp.normalize else 'Change'}:** {e(cmp.headline, 1000)}"]
+    out = [f"### dynaprof compare: {e(names[0])} -> {e(names[1])}", ""]
+    if cmp.noise:  # repeated runs: the change, its interval and the noise verdict lead
+        lead = cmp.noise[0]
+        out += [f"**{e(lead.verdict.capitalize())}:** {e(lead.text(), 600)}", "",
+                f"_{noise.LEVEL:.0%} interval: {noise.METHOD}, {noise.RESAMPLES:,} resamples; "
+                f"{noise.WITHIN} when it holds x1._", ""]
+    out += [f"**{'Normalized (shares of compile time)' if cmp.normalize else 'Change'}:** {e(cmp.headline, 1000)}"]
     for c in caveats(base, new, cmp.normalize):
         out += ["", f"> Note: {e(c, 300)}"]
     if links:
@@ -165,6 +180,11 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
     hdr = ["", "BASE", "NEW", "change"]
     out += ["", "#### Totals", "", md.md_table(["metric", *hdr[1:]], [[e(r.label), e(r.base), e(r.new), e(r.change)]
                                                                       for r in total_rows(cmp)], align="lrrr")]
+    if len(cmp.noise) > 1:
+        title = "Over repeated runs: total, phases (torch's timed spans) and causes (sampled)"
+        out += ["", md.details(title, md.md_table(
+            ["measure", "BASE median", "NEW median", "change", f"{noise.LEVEL:.0%} interval", "verdict"],
+            [noise_cells(v) for v in cmp.noise[:max_rows + 1]], len(cmp.noise), "measures", "lrrrrl"), True)]
     crows = cause_rows(cmp, max_rows)
     if crows:
         title = "By cause (share of compile time)" if cmp.normalize else "By cause (sampled seconds)"
@@ -182,14 +202,23 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
         table = md.md_table(["frame", "compile id", *(METRICS[k] for k in FRAME_METRICS)], body, len(frows),
                             "frames", "ll" + "r" * len(FRAME_METRICS))
         out += ["", "#### Matched frames (largest change first)", "", table]
+    work = work_changes(cmp)
+    if work:
+        body = [[e(_where(p.new)), e(p.new.trace_id), *(e(work_cell(*counts[k])) for k in FRAME_WORK)]
+                for p, counts in work[:max_rows]]
+        out += ["", md.details(f"Exact work counts per compile ({len(work):,} changed)", md.md_table(
+            ["frame", "compile id", *FRAME_WORK.values()], body, len(work), "frames", "ll" + "r" * len(FRAME_WORK)))]
     for label, frames in (("Only in BASE", cmp.only_base), ("Only in NEW", cmp.only_new)):
         if frames:
             body = [[e(f.trace_id), e(_where(f)), md.frame_time(f), fmt.count(f.guard_count)]
                     for f in frames[:max_rows]]
             out += ["", md.details(f"{label} ({len(frames):,})", md.md_table(
                 ["compile id", "frame", "time", "guards"], body, len(frames), "frames", "llrr"))]
-    env = [[e(k), e(b, 200), e(n, 200)] for k, b, n in environment_rows(base, new)]
-    out += ["", md.details("Environment", md.md_table(["setting", "BASE", "NEW"], env))]
+    env = [[e(k), e(b, 1000), e(n, 1000)] for k, b, n in environment_rows(base, new) if k != "repro"]
+    repro = [f"Reproduce {which} (in its working directory):\n\n"
+             + md.md_code_block(how_made.repro_line(run)[:2000], "sh") for which, run in (("BASE", base), ("NEW", new))]
+    out += ["", md.details("How they were made", md.md_table(["setting", "BASE", "NEW"], env) + "\n\n"
+                           + "\n\n".join(repro))]
     text = "\n".join(out) + "\n"
     if len(text) >= md.MAX_CHARS and max_rows > 3:
         return compare_markdown(cmp, base, new, names, links, max(3, max_rows // 3))
@@ -270,7 +299,9 @@ def compare_view(cmp: Comparison, base: Session, new: Session, svgs: dict[str, s
                        for f in found[:max_rows]], total=len(found))))
     env = h.table([h.Col("setting"), h.Col("BASE"), h.Col("NEW")], [list(r) for r in environment_rows(base, new)],
                   sortable=False)
-    return CompareView(_arrows(cmp.headline), kpis, caveats(base, new, cmp.normalize),
+    noise_line = [f"over repeated runs, {_arrows(cmp.noise[0].text())} ({noise.METHOD}; {noise.WITHIN} when the "
+                  "interval holds x1)"] if cmp.noise else []
+    return CompareView(_arrows(cmp.headline), kpis, noise_line + caveats(base, new, cmp.normalize),
                        _row_table("metric", total_rows(cmp)), causes, attribution, graphs, frames, only, env)
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib
 import re
-import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -29,9 +28,11 @@ import jinja2
 from markupsafe import Markup
 
 from dynaprof import fmt
+from dynaprof.analysis import how_made
 from dynaprof.analysis.cause_table import session_cause_table
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.findings import findings, hottest, totals
+from dynaprof.analysis.repeats import repeat_summary
 from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session, display_name
 from dynaprof.render import markdown as md
 from dynaprof.render.base import Deferred, Files, RenderContext, Renderer
@@ -507,10 +508,9 @@ def _reasons(s: Session) -> list[tuple[str, Table]]:
 
 def _environment(s: Session) -> list[tuple[str, str]]:
     r, c = s.run, s.capture
-    facts = [("target", r.target), ("torch", r.torch_version or "?"), ("python", r.python_version),
-             ("device", r.device or "?"), ("platform", r.platform), ("host", r.hostname), ("cwd", r.cwd),
-             ("sampler", md.sampler_text(s)), ("hooks", ", ".join(c.hooks) or "none"),
-             ("dynaprof", r.dynaprof_version), ("started", r.start_time),
+    facts = [*how_made.provenance_facts(s)[1:], *([("repeats", reps)] if (reps := repeat_summary(s)) else []),
+             ("device", r.device or "?"), ("host", r.hostname), ("cwd", r.cwd),
+             ("sampler", md.sampler_text(s)), ("hooks", ", ".join(c.hooks) or "none"), ("started", r.start_time),
              ("exit", fmt.exit_fact(r.end_reason, r.exit_status))]
     facts += [("warning", w) for w in c.warnings]
     return [(k, str(v)) for k, v in facts]
@@ -595,7 +595,7 @@ def _compiles(ordered: list[CompiledFrame], limit: int = 200) -> Compiles | None
 REPORT_NAV = (("summary", "Summary"), ("causes", "Causes"), ("attribution", "Attribution"),
               ("flamegraphs", "Flamegraphs"), ("callgraph", "Call graph"), ("frames", "Frames"),
               ("properties", "Properties"), ("traced", "Traced functions"), ("compiles", "Per compile"),
-              ("reasons", "Restarts & breaks"), ("environment", "Environment"), ("notes", "Notes"))
+              ("reasons", "Restarts & breaks"), ("environment", "How it was made"), ("notes", "Notes"))
 
 
 def report_view(ctx: RenderContext) -> Report:
@@ -615,13 +615,14 @@ def report_view(ctx: RenderContext) -> Report:
     found, verdict = findings(s), hottest(s)
     data = {"target": s.run.target, "verdict": verdict, "totals": totals(s),
             "findings": [{"key": f.key, "seconds": f.seconds, "text": f.text} for f in found]}
-    page = Page(f"dynaprof: {fmt.one_line(s.run.target, 120)}", "dynaprof · torch.compile compile-time report",
-                fmt.one_line(s.run.target, 300), _meta(s), nav(present, REPORT_NAV), data)
+    target = how_made.script_path(s.run)
+    page = Page(f"dynaprof: {fmt.one_line(target, 120)}", "dynaprof · torch.compile compile-time report",
+                fmt.one_line(target, 300), _meta(s), nav(present, REPORT_NAV), data)
     return Report(
         page=page, verdict=verdict, kpis=_kpis(s), also=[f.text for f in found[1:]],
         causes=causes, attribution=attribution, flamegraphs=flames, callgraph=callgraph,
         frames_title=f"Compiled frames ({len(ordered):,})", frames=frames, properties=properties, traced=traced,
-        compiles=compiles, reasons=reasons, environment=_environment(s), command=shlex.join(s.run.command) or "?",
+        compiles=compiles, reasons=reasons, environment=_environment(s), command=how_made.repro_line(s),
         notes=notes)
 
 

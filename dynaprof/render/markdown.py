@@ -10,16 +10,17 @@ unescaped ``<img onerror=...>`` in a function name would be live in the comment)
 from __future__ import annotations
 
 import re
-import shlex
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 
 from dynaprof import fmt
+from dynaprof.analysis import how_made
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
 from dynaprof.analysis.derived import Derived, FunctionTime
 from dynaprof.analysis.findings import findings, hottest, totals
+from dynaprof.analysis.repeats import frame_medians, repeat_stats, repeat_summary
 from dynaprof.model.cache import cache_line, cache_totals
 from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, RestartReason, Session, display_id, display_name
 from dynaprof.render.base import Files, RenderContext
@@ -195,8 +196,10 @@ def _int(v: float | int | None) -> int | None:
 
 def _header(s: Session, rows: int, made: Collection[str] | None = None) -> str:
     status = "" if s.run.complete else f" (incomplete: {md_escape(s.run.end_reason)})"
-    lines = [f"### dynaprof: {md_escape(s.run.target)}{status}", "",
+    lines = [f"### dynaprof: {md_escape(how_made.script_path(s.run))}{status}", "",
              f"**Verdict:** {md_escape(hottest(s), 600)}", "", *_remedy(s), f"**Totals:** {totals_line(s)}", ""]
+    if (reps := repeat_summary(s)) is not None:
+        lines += [f"**Repeats:** {md_escape(reps, 400)}", ""]
     if (cache := cache_line(cache_totals(s.frames))) is not None:
         lines += [f"**Cache:** {md_escape(cache, 400)}", ""]
     lines.append(" · ".join(f"[{label}]({path})" for label, path in report_links(s, made)))
@@ -338,31 +341,46 @@ def _reasons(s: Session, rows: int) -> str:
     return "\n\n".join(out)
 
 
+def _repeats(s: Session, rows: int) -> str:
+    if repeat_stats(s) is None:
+        return ""
+    body = [[f"{r.index}" + (" (this report)" if r.index == s.run.repeat else ""), fmt.seconds(r.compile_s),
+             fmt.seconds(r.wall_s), f"{len(r.frames):,}", "cold" if r.cold else "warm",
+             "" if r.exit_status is None else str(r.exit_status)] for r in s.repeats[:rows]]
+    per_frame = frame_medians(s)
+    frame_body = [[md_escape(k), fmt.seconds(m), fmt.seconds(lo), fmt.seconds(hi), f"{n:,}"]
+                  for k, (m, lo, hi, n) in sorted(per_frame.items(), key=lambda kv: -kv[1][0])[:rows]]
+    return details(f"Repeats ({len(s.repeats):,})",
+                   md_table(["repeat", "compile", "wall", "frames", "caches", "exit"], body, len(s.repeats),
+                            "repeats", "lrrrll")
+                   + "\n\n" + md_table(["frame key", "median", "min", "max", "runs"], frame_body, len(per_frame),
+                                        "frames", "lrrrr"))
+
+
 def _environment(s: Session, rows: int) -> str:
     r = s.run
     items = [
-        ("torch", r.torch_version or "?"), ("python", r.python_version), ("device", r.device or "?"),
-        ("platform", r.platform), ("sampler", sampler_text(s)), ("dynaprof", r.dynaprof_version),
+        *how_made.provenance_facts(s)[1:], ("device", r.device or "?"), ("sampler", sampler_text(s)),
         ("started", r.start_time), ("exit", fmt.exit_fact(r.end_reason, r.exit_status)),
     ]
     if r.world_size:
         items.append(("rank", f"{r.rank} of {r.world_size}"))
     if s.capture.source != "live":
         items.append(("source", s.capture.source))
-    body = [[k, md_escape(v, 300)] for k, v in items]
+    body = [[k, md_escape(v, 2000)] for k, v in items]
     body += [["warning", md_escape(w, 300)] for w in s.capture.warnings[:rows]]
-    return details("Environment", md_table(["setting", "value"], body))
+    return details("How it was made", md_table(["setting", "value"], body))
 
 
 def _reproduce(s: Session, rows: int) -> str:
-    cmd = shlex.join(s.run.command) if s.run.command else "?"
+    cmd = how_made.repro_line(s)
     if len(cmd) > 2000:
         cmd = cmd[:2000] + " ..."
-    return "Reproduce:\n\n" + md_code_block(cmd, "sh")
+    return "Reproduce (in the run's working directory):\n\n" + md_code_block(cmd, "sh")
 
 
 _SECTIONS: tuple[Callable[[Session, int], str], ...] = (
-    _causes, _frames, _attribution, _properties, _traced, _reasons, _environment, _reproduce,
+    _causes, _frames, _repeats, _attribution, _properties, _traced, _reasons, _environment, _reproduce,
 )
 
 

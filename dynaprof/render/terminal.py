@@ -5,8 +5,10 @@ from __future__ import annotations
 import textwrap
 
 from dynaprof import fmt
+from dynaprof.analysis import how_made
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
 from dynaprof.analysis.findings import findings, hottest, parametrization_summary, totals
+from dynaprof.analysis.repeats import repeat_summary
 from dynaprof.model.cache import cache_line, cache_totals
 from dynaprof.model.session import (
     CATEGORIES,
@@ -45,7 +47,26 @@ def summary_text(session: Session, max_rows: int = 12, width: int | None = None)
     """The summary, every line at most ``width`` columns (default ``WIDTH``): prose is wrapped with
     a hanging indent, tables shrink their text columns."""
     width = WIDTH if width is None else max(40, width)
-    return "\n".join(_wrap(_summary_lines(session, max_rows, width), width)) + "\n"
+    lines = _summary_lines(session, max_rows, width) + _made_lines(session, width)
+    return "\n".join(_wrap(lines, width)) + "\n"
+
+
+def _made_lines(session: Session, width: int) -> list[str]:
+    """How the run was made, and the repro command split with ``\\`` continuations so it stays
+    copyable at any width."""
+    lines = ["", f"  made with: {fmt.terminal_safe(how_made.provenance_summary(session))}"]
+    words = [fmt.terminal_safe(w) for w in how_made.repro_words(session)]
+    if not words:
+        return lines
+    lines.append("  repro (in the run's working directory):")
+    current = "    "
+    for w in words:
+        if current.strip() and len(current) + len(w) + 3 > width:
+            lines.append(_ROW + current + " \\")
+            current = "      "
+        current += ("" if not current.strip() else " ") + w
+    lines.append(_ROW + current)
+    return lines
 
 
 def _wrap(lines: list[str], width: int) -> list[str]:
@@ -106,6 +127,8 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
         f"{_n(t['restarts'], 'restart')}, {_n(t['graph_breaks'], 'graph break')}, {_n(t['guards'], 'guard')}"
         + (f", {t['failed']} failed" if t["failed"] else "")
     )
+    if (reps := repeat_summary(session)) is not None:
+        lines.append(f"  {reps}")
     kinds = compile_by_kind(session.frames)
     if set(kinds) - {"forward"}:
         lines.append("  compile by kind: " + ", ".join(

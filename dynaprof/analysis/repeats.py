@@ -1,0 +1,90 @@
+"""Repeated runs (``dynaprof run --repeat N``): the median and spread of their compile times, and
+which one the report is drawn from. Pure: reads ``Session.repeats``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dynaprof import fmt
+from dynaprof.analysis.causes import axes
+from dynaprof.model.session import CompiledFrame, Repeat, Session, outermost_frames
+
+
+def median(values: Sequence[float]) -> float:
+    """The median (the mean of the two middle values for an even count); ValueError when empty."""
+    if not values:
+        raise ValueError("median of no values")
+    xs = sorted(values)
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+def median_repeat(compile_s: Sequence[float]) -> int:
+    """The index (0-based) of the run to draw the report from: the one whose compile time is the
+    median, the lower middle for an even count (a real run, never an average), the first on ties."""
+    if not compile_s:
+        raise ValueError("no repeats")
+    order = sorted(range(len(compile_s)), key=lambda i: (compile_s[i], i))
+    return order[(len(order) - 1) // 2]
+
+
+def make_repeat(index: int, session: Session, cold: bool) -> Repeat:
+    """What a session of one run keeps of another: its totals, per-frame compile times, phases, and
+    sampled seconds per cause (the cause x phase view, derived here from its samples)."""
+    phases: dict[str, float] = {}
+    frames: list[CompiledFrame] = outermost_frames(session.frames)
+    for f in frames:
+        for name, secs in f.phases.items():
+            phases[name] = round(phases.get(name, 0.0) + secs, 6)
+    view = session.axes if session.axes is not None else axes(session)[0]
+    by_cause = {k: round(v, 6) for k, v in sorted(view.causes.items())} if view is not None else {}
+    return Repeat(index, round(session.total_compile_s, 6), session.run.wall_s, session.run.exit_status, cold,
+                  {f.key: f.compile_time_s for f in session.frames}, dict(sorted(phases.items())), by_cause)
+
+
+@dataclass(frozen=True)
+class RepeatStats:
+    count: int
+    cold: bool
+    median_s: float
+    min_s: float
+    max_s: float
+    drawn_from: int | None  # 1-based, the repeat the report shows
+
+    @property
+    def spread(self) -> float | None:
+        """(max - min) / median; None when the median is 0."""
+        return (self.max_s - self.min_s) / self.median_s if self.median_s > 0 else None
+
+
+def repeat_stats(session: Session) -> RepeatStats | None:
+    """The repeats' compile-time median and range; None for a single run."""
+    reps = session.repeats
+    if len(reps) < 2:
+        return None
+    times = [r.compile_s for r in reps]
+    return RepeatStats(len(reps), all(r.cold for r in reps), median(times), min(times), max(times),
+                       session.run.repeat)
+
+
+def repeat_summary(session: Session) -> str | None:
+    """``5 repeats, cold caches: compile median 1.23 s (1.10 s - 1.40 s, spread 24%); report from
+    repeat 3 (the median)``; None for a single run."""
+    st = repeat_stats(session)
+    if st is None:
+        return None
+    spread = f", spread {st.spread:.0%}" if st.spread is not None else ""
+    drawn = f"; report from repeat {st.drawn_from} (the median)" if st.drawn_from is not None else ""
+    return (f"{st.count} repeats, {'cold' if st.cold else 'warm'} caches: compile median {fmt.seconds(st.median_s)} "
+            f"({fmt.seconds(st.min_s)} - {fmt.seconds(st.max_s)}{spread}){drawn}")
+
+
+def frame_medians(session: Session) -> dict[str, tuple[float, float, float, int]]:
+    """Frame key -> (median, min, max, runs it compiled in) of its compile seconds over the repeats."""
+    by_key: dict[str, list[float]] = {}
+    for r in session.repeats:
+        for key, secs in r.frames.items():
+            if secs is not None:
+                by_key.setdefault(key, []).append(secs)
+    return {k: (median(v), min(v), max(v), len(v)) for k, v in sorted(by_key.items())}
