@@ -188,6 +188,8 @@ class Capture:
                 )
             if rec is not None:
                 rec.flush_guards()
+                if "calls" in rec.hooks:
+                    self.journal.write({"t": "calls", "counts": rec.call_counts()})
                 for w in rec.unfinished():
                     self.journal.write({"t": "unfinished", "key": w.key})
                 self.journal.write({"t": "device", "device": device_name()})

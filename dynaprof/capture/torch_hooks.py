@@ -34,6 +34,10 @@ would have given are recorded as unknown):
   DDP's graph split (``optimize_ddp``), as a ``ddp_bucket submod_N`` span of the frame's compile.
 * ``config.dynamo_profiler`` + ``DynamoProfilerState.dump_stats`` (2.13): torch's own per-inline
   tracing times, captured silently.
+* ``decorators.disable`` as ``OutputGraph.compile_and_call_fx_graph`` calls it on the backend's
+  compiled graph (``calls``): the graph is wrapped, inside torch's own ``disable`` wrapper (so
+  Dynamo never traces the counter), with a counter of its calls, keyed by the frame compile.
+  An entry's calls are its graphs' most (a frame with no graph: unknown), written at the end.
 * guard trees via the returned ``GuardedCode.guard_manager`` (sizes computed after the run, so
   the walk never inflates compile time).
 """
@@ -213,6 +217,18 @@ def wrapped_callable(code: Any, closure: Any) -> list[Any] | None:
     return [label, fcode.co_filename, fcode.co_firstlineno]
 
 
+def _counted(fn: Callable[..., Any], counters: list[list[int]]) -> Callable[..., Any]:
+    """``fn`` with a count of its calls in a new cell appended to ``counters``."""
+    cell = [0]
+    counters.append(cell)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        cell[0] += 1
+        return fn(*args, **kwargs)
+
+    return counted
+
+
 def _attempt_loop_codes(module: Any) -> set[Any]:
     """Code objects of convert_frame that hold the restart loop's ``attempt`` local (2.13:
     compile_frame; 2.4: _compile.<locals>.compile_inner), nested functions included."""
@@ -346,6 +362,8 @@ class Recorder:
         #: frame key -> what its compile_start said (name, file, line, wrapped): backward reuses it
         self._frame_info: dict[str, _CodeInfo] = {}
         self._bw_key_by_cid: dict[str, str] = {}  # latest backward key of each compile id
+        #: frame key -> one call counter (a one-item list) per compiled graph of that compile
+        self.call_counters: dict[str, list[list[int]]] = {}
         #: False outside a profiled block (in-process profiling): no window opens from a span
         self.gate: Callable[[], bool] = lambda: True
         #: under ``dynaprof run`` on a terminal: erases the parent's progress line as a compile ends
@@ -365,6 +383,7 @@ class Recorder:
         self._node_causes = {}
         self._frame_info = {}
         self._bw_key_by_cid = {}
+        self.call_counters = {}  # an earlier block's counters go on counting, into lists nobody reads
 
     # -- time & helpers ---------------------------------------------------------------------
     def rel(self, epoch_ns: float) -> float:
@@ -432,6 +451,7 @@ class Recorder:
             ("graph_breaks", self._hook_graph_breaks),
             ("recompile_reasons", self._hook_recompile_reasons),
             ("ddp_buckets", functools.partial(hook_ddp_buckets, self)),
+            ("calls", self._hook_calls),
             ("markers", self._install_markers),
         ]
         if inline_profile:
@@ -475,6 +495,28 @@ class Recorder:
             return result
 
         cf._compile = _compile
+
+    def _hook_calls(self) -> None:
+        decorators = _private("torch._dynamo.decorators")
+        og = _private("torch._dynamo.output_graph")
+        target = inspect.unwrap(og.OutputGraph.compile_and_call_fx_graph).__code__
+        orig = decorators.disable
+        recorder = self
+
+        @functools.wraps(orig)
+        def disable(fn: Any = None, *a: Any, **k: Any) -> Any:
+            # compile_and_call_fx_graph imports ``disable`` at each call: wrap only its graph
+            if fn is not None and callable(fn) and sys._getframe(1).f_code is target:
+                win = recorder.current(threading.get_ident())
+                if win is not None:
+                    fn = _counted(fn, recorder.call_counters.setdefault(win.key, []))
+            return orig(fn, *a, **k)
+
+        decorators.disable = disable
+
+    def call_counts(self) -> dict[str, int]:
+        """Calls of each compiled entry: the most of its graphs' (each runs once per call)."""
+        return {key: max(c[0] for c in cells) for key, cells in sorted(self.call_counters.items()) if cells}
 
     def _graph_break_counts(self) -> dict[str, int]:
         if self._counters is None:

@@ -32,6 +32,7 @@ from dynaprof.ingest.torch_metrics import (
 from dynaprof.model.cache import CacheTally
 from dynaprof.model.journal import (
     JOURNAL_SCHEMA,
+    Calls,
     CompileEnd,
     CompileStart,
     CProfile,
@@ -225,6 +226,15 @@ class _Builder:
             self.recompile_reasons[f.key] = [str(x) for x in reasons]
         f.properties = [_property(p) for p in r.get("props") or []]
         f.properties.sort(key=lambda p: -p.seconds)
+
+    def _on_calls(self, r: Calls) -> None:
+        counts = r.get("counts")
+        if not isinstance(counts, dict):
+            return
+        for key, n in counts.items():
+            f = self.frames.get(str(key))
+            if f is not None and isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+                f.calls = n
 
     def _on_unfinished(self, r: Unfinished) -> None:
         f = self.frames.get(str(r["key"]))

@@ -33,7 +33,7 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
     from typing_extensions import NotRequired, TypedDict
 
 #: version of the record shapes; journals written before it existed are 1
-JOURNAL_SCHEMA = 2
+JOURNAL_SCHEMA = 3
 
 #: a value kept verbatim (span arguments, ``CompiledFrame.metrics`` entries): see ``is_scalar``
 Scalar: TypeAlias = bool | int | float | str
@@ -300,6 +300,14 @@ class Unfinished(TypedDict):
     key: str
 
 
+class Calls(TypedDict):
+    """How many times each compiled entry's code ran (schema 3), counted on its compiled graph:
+    frame key -> calls. A frame with no graph is absent (its calls are unknown)."""
+
+    t: Literal["calls"]
+    counts: dict[str, int]
+
+
 class Device(TypedDict):
     t: Literal["device"]
     device: str | None
@@ -316,13 +324,14 @@ class End(TypedDict):
 
 JournalRecord: TypeAlias = (
     Start | Torch | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline | Stacks
-    | Sampler | CProfile | Unfinished | Device | End
+    | Sampler | CProfile | Unfinished | Calls | Device | End
 )
 
 #: record type (``t``) -> its TypedDict
 RECORD_TYPES: dict[str, type] = {
     "start": Start, "torch": Torch, "hooks": Hooks, "warn": Warn, "fn": Fn, "compile_start": CompileStart,
     "compile_end": CompileEnd, "span": SpanEvent, "metrics": Metrics, "guards": Guards, "inline": Inline,
-    "stacks": Stacks, "sampler": Sampler, "cprofile": CProfile, "unfinished": Unfinished, "device": Device,
+    "stacks": Stacks, "sampler": Sampler, "cprofile": CProfile, "unfinished": Unfinished, "calls": Calls,
+    "device": Device,
     "end": End,
 }  # fmt: skip

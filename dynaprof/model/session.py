@@ -303,6 +303,14 @@ class CompiledFrame:
     #: seconds of samples beyond ``compile_time_s`` that were scaled away (clock skew, overlapping
     #: threads); 0 when the samples fitted
     sampled_clipped_s: float = 0.0
+    #: how many times the script ran this entry's compiled code (live capture, counted on its
+    #: compiled graph); None: unknown (a TORCH_TRACE log, a frame with no graph, a backward)
+    calls: int | None = None
+    #: calls of this frame that ran uncompiled because it hit the recompile limit; None: unknown
+    #: (torch runs them without any callback: see docs/session-format.md)
+    eager_fallback_calls: int | None = None
+    #: the limit this frame hit (``recompile_limit``, older torch ``cache_size_limit``), or None
+    recompile_limit_hit: str | None = None
 
 
 #: frame kinds, in display order
