@@ -77,3 +77,37 @@ def _calls_column(text: str) -> list[str]:
     end = header.index(" calls ") + len(" calls")
     rows = [line for line in lines[at + 1 :] if line.strip() and line.startswith("  ") and "/" in line[:14]]
     return [line[:end].split()[-1] for line in rows]
+
+
+def test_recompile_limit_fallback_is_a_finding_and_a_budget(tmp_path: Path) -> None:
+    from dynaprof.analysis.budgets import Budget, check, eager_fallbacks
+    from dynaprof.analysis.findings import findings
+    from tests.conftest import run_dynaprof
+
+    f = torch.compile(_double, backend="eager", dynamic=False)
+    sizes = [2, 3, 4, 5, 6, 4, 2]
+    with torch._dynamo.config.patch(recompile_limit=2), dynaprof.profile(tmp_path / "run", render=False) as prof:
+        out = [f(torch.ones(b)) for b in sizes]
+    assert [o.tolist() for o in out] == [[3.0] * b for b in sizes]  # the eager calls give the same results
+    frames = prof.session.frames
+    assert [fr.calls for fr in frames] == [2, 1, None]  # sizes 2 (twice) and 3 ran compiled
+    assert [fr.recompile_limit_hit for fr in frames] == [None, None, "recompile_limit"]
+    assert all(fr.eager_fallback_calls is None for fr in frames)  # torch runs them unseen: unknown
+    by_key = {x.key: x for x in findings(prof.session)}
+    assert "hit torch._dynamo.config.recompile_limit and fell back to eager: at least one call" in (
+        by_key["recompile_limit"].text)
+    assert "1 of those entries ran once each" in by_key["little_used"].text
+    assert "mark_dynamic(x, 0)" in (by_key["little_used"].remedy or "")
+    assert eager_fallbacks(prof.session) == (1, False)
+    result = check(prof.session, Budget(max_eager_fallbacks=0))
+    assert [b.message for b in result.breaches] == ["eager fallback calls (at least) 1 > budget 0"]
+    assert check(prof.session, Budget(max_eager_fallbacks=1)).ok
+    proc = run_dynaprof(["check", str(tmp_path / "run"), "--max-eager-fallbacks", "0"], cwd=tmp_path)
+    assert proc.returncode != 0 and "eager fallback calls (at least) 1 > budget 0" in proc.stdout + proc.stderr
+
+
+def test_entries_with_unknown_calls_are_never_taken_for_little_used() -> None:
+    from dynaprof.analysis.findings import findings
+
+    s = import_torch_trace(DATA / "graph_break_recompile.log.gz")
+    assert all(x.key != "little_used" for x in findings(s))
