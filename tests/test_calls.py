@@ -111,3 +111,31 @@ def test_entries_with_unknown_calls_are_never_taken_for_little_used() -> None:
 
     s = import_torch_trace(DATA / "graph_break_recompile.log.gz")
     assert all(x.key != "little_used" for x in findings(s))
+
+
+def test_reports_and_compare_show_calls_per_entry(tmp_path: Path) -> None:
+    from dynaprof.analysis.compare import Change, compare_sessions
+    from dynaprof.render.compare_report import compare_markdown
+
+    f = torch.compile(_double, backend="eager", dynamic=False)
+    with dynaprof.profile(tmp_path / "base") as base:
+        for b in [2, 3, 2, 2, 4]:
+            f(torch.ones(b))
+    torch._dynamo.reset()
+    with dynaprof.profile(tmp_path / "new", render=False) as new:
+        for b in [2, 2]:
+            f(torch.ones(b))
+    md = (tmp_path / "base" / "summary.md").read_text(encoding="utf-8")
+    header = next(line for line in md.splitlines() if line.startswith("| compile id | location |"))
+    cells = [c.strip() for c in header.strip("|").split("|")]
+    at = cells.index("calls")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in md.splitlines() if line.startswith("| 0/")]
+    assert sorted(r[at] for r in rows) == ["1", "1", "3"]
+    html = (tmp_path / "base" / "report.html").read_text(encoding="utf-8")
+    assert ">calls</th>" in html.replace(" ", "")
+    cmp = compare_sessions(base.session, new.session)
+    pair = next(p for p in cmp.pairs if p.occurrence == 0)
+    assert pair.metrics["calls"] == Change(3.0, 2.0)
+    assert cmp.totals["calls"] == Change(5.0, 2.0)
+    text = compare_markdown(cmp, base.session, new.session, ("base", "new"), [])
+    assert any(line.startswith("| frame | compile id | compile time | calls |") for line in text.splitlines())

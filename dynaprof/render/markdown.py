@@ -213,10 +213,10 @@ def _frames(s: Session, rows: int) -> str:
     ordered = frames_by_time(s)
     shown = [(f, display_name(f)) for f in ordered[:rows]]
     body = [[md_escape(frame_id(f)), f"{md_escape(name)} ({md_escape(fmt.location(filename, lineno))})",
-             frame_time(f), str(f.restarts), str(f.graph_breaks), fmt.count(f.guard_count)]
+             frame_time(f), fmt.count(f.calls), str(f.restarts), str(f.graph_breaks), fmt.count(f.guard_count)]
             for f, (name, filename, lineno) in shown]
-    table = md_table(["compile id", "location", "time", "restarts", "graph breaks", "guards"], body,
-                     len(ordered), "frames", "llrrrr")
+    table = md_table(["compile id", "location", "time", "calls", "restarts", "graph breaks", "guards"], body,
+                     len(ordered), "frames", "llrrrrr")
     return f"#### Compiled frames (slowest first)\n\n{table}"
 
 
