@@ -102,8 +102,26 @@ def test_recompile_limit_fallback_is_a_finding_and_a_budget(tmp_path: Path) -> N
     result = check(prof.session, Budget(max_eager_fallbacks=0))
     assert [b.message for b in result.breaches] == ["eager fallback calls (at least) 1 > budget 0"]
     assert check(prof.session, Budget(max_eager_fallbacks=1)).ok
+    fixture = _fixture_over(tmp_path / "fixture", f, sizes)
+    assert fixture.session.frames[-1].recompile_limit_hit == "recompile_limit"
+    with pytest.raises(pytest.fail.Exception, match=r"eager fallback calls \(at least\) 1 > budget 0"):
+        fixture.assert_budget(max_eager_fallbacks=0)
+    fixture.assert_budget(max_eager_fallbacks=1, max_recompiles=2)
     proc = run_dynaprof(["check", str(tmp_path / "run"), "--max-eager-fallbacks", "0"], cwd=tmp_path)
     assert proc.returncode != 0 and "eager fallback calls (at least) 1 > budget 0" in proc.stdout + proc.stderr
+
+
+def _fixture_over(path: Path, f: Any, sizes: list[int]) -> Any:
+    """What the ``dynaprof_profile`` fixture gives a test, after ``f`` ran on ``sizes``."""
+    from dynaprof.pytest_plugin import CompileProfile
+
+    torch._dynamo.reset()
+    prof = dynaprof.profile(path, render=False)
+    prof.start()
+    with torch._dynamo.config.patch(recompile_limit=2):
+        for b in sizes:
+            f(torch.ones(b))
+    return CompileProfile(prof)
 
 
 def test_entries_with_unknown_calls_are_never_taken_for_little_used() -> None:
