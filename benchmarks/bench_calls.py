@@ -4,10 +4,14 @@ A loop of ``--calls`` (10,000) calls to a small compiled function, timed inside 
 its compile and a warm-up, run as ``python loop.py`` and as ``dynaprof run --sampler none loop.py``
 in alternating rounds; prints each side's median loop time and the overhead. The script writes its
 time to the file named by ``DYNAPROF_BENCH_OUT``, so its stdout is the same both ways (checked).
-docs/performance.md keeps the figures.
+``--in-process`` also times, in one process, a function compiled inside a ``dynaprof.profile()``
+block (its graph carries the counter, which goes on counting after the block) against the same
+function compiled outside one, alternating: the counter's own cost without process-to-process
+noise. docs/performance.md keeps the figures.
 
     .venv/bin/python benchmarks/bench_calls.py --rounds 10
     .venv/bin/python benchmarks/bench_calls.py --rounds 10 --backend inductor
+    .venv/bin/python benchmarks/bench_calls.py --rounds 10 --in-process
 """
 
 from __future__ import annotations
@@ -53,12 +57,58 @@ def _one(cmd: list[str], cwd: Path, out: Path) -> tuple[float, str]:
     return float(out.read_text()), proc.stdout
 
 
+def in_process(rounds: int, calls: int, backend: str) -> None:
+    import time
+
+    import torch
+
+    sys.path.insert(0, str(ROOT))
+    import dynaprof
+
+    def fresh() -> object:
+        ns: dict[str, object] = {"torch": torch}
+        exec(compile("def step(x):\n    return x * 2 + 1\n", f"<step{len(made)}>", "exec"), ns)
+        made.append(ns["step"])
+        return torch.compile(ns["step"], backend=backend, dynamic=False)
+
+    made: list[object] = []
+    x = torch.ones(8)
+    plain = fresh()
+    plain(x)  # type: ignore[operator]
+    with tempfile.TemporaryDirectory() as tmp, dynaprof.profile(Path(tmp) / "run", render=False, sampler="none") as p:
+        counted = fresh()
+        counted(x)  # type: ignore[operator]
+    assert p.session.frames[0].calls == 1
+
+    def loop(f: object) -> float:
+        t = time.perf_counter()
+        for _ in range(calls):
+            f(x)  # type: ignore[operator]
+        return time.perf_counter() - t
+
+    for f in (plain, counted):
+        loop(f)  # warm up
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(loop(plain))
+        b.append(loop(counted))
+    ma, mb = statistics.median(a), statistics.median(b)
+    print(f"\nin one process, backend {backend}, {calls:,} calls, median of {rounds} alternating rounds")
+    print(f"not counted: {ma * 1e3:.1f} ms ({ma / calls * 1e6:.2f} us/call)")
+    print(f"counted:     {mb * 1e3:.1f} ms ({mb / calls * 1e6:.2f} us/call)")
+    print(f"overhead:    {(mb / ma - 1) * 100:+.2f}%")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--calls", type=int, default=10_000)
     ap.add_argument("--backend", default="eager")
+    ap.add_argument("--in-process", action="store_true", help="only the in-process comparison")
     a = ap.parse_args()
+    if a.in_process:
+        in_process(a.rounds, a.calls, a.backend)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         (d / "loop.py").write_text(LOOP)

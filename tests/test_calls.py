@@ -157,3 +157,20 @@ def test_reports_and_compare_show_calls_per_entry(tmp_path: Path) -> None:
     assert cmp.totals["calls"] == Change(5.0, 2.0)
     text = compare_markdown(cmp, base.session, new.session, ("base", "new"), [])
     assert any(line.startswith("| frame | compile id | compile time | calls |") for line in text.splitlines())
+
+
+def _breaks(x: Any) -> Any:
+    y = x * 2
+    torch._dynamo.graph_break()
+    return y + 1
+
+
+def test_a_graph_break_counts_the_frame_and_its_resume_function_each(tmp_path: Path) -> None:
+    f = torch.compile(_breaks, backend="eager", dynamic=False)
+    with dynaprof.profile(tmp_path / "run", render=False) as prof:
+        for _ in range(4):
+            f(torch.ones(3))
+    by_name = {fr.name: fr.calls for fr in prof.session.frames}
+    assert by_name["_breaks"] == 4
+    resume = [n for n in by_name if n.startswith("torch_dynamo_resume_in__breaks")]
+    assert len(resume) == 1 and by_name[resume[0]] == 4
