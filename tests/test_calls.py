@@ -174,3 +174,10 @@ def test_a_graph_break_counts_the_frame_and_its_resume_function_each(tmp_path: P
     assert by_name["_breaks"] == 4
     resume = [n for n in by_name if n.startswith("torch_dynamo_resume_in__breaks")]
     assert len(resume) == 1 and by_name[resume[0]] == 4
+
+
+def test_older_sessions_load_with_unknown_calls() -> None:
+    s = dynaprof.load_session(Path(__file__).parent / "data" / "sessions" / "schema1.json")
+    assert s.frames
+    assert all(fr.calls is None and fr.eager_fallback_calls is None and fr.recompile_limit_hit is None
+               for fr in s.frames)
