@@ -12,6 +12,7 @@ noise. docs/performance.md keeps the figures.
     .venv/bin/python benchmarks/bench_calls.py --rounds 10
     .venv/bin/python benchmarks/bench_calls.py --rounds 10 --backend inductor
     .venv/bin/python benchmarks/bench_calls.py --rounds 10 --in-process
+    .venv/bin/python benchmarks/bench_calls.py --rounds 10 --in-process --time-calls
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def _one(cmd: list[str], cwd: Path, out: Path) -> tuple[float, str]:
     return float(out.read_text()), proc.stdout
 
 
-def in_process(rounds: int, calls: int, backend: str) -> None:
+def in_process(rounds: int, calls: int, backend: str, time_calls: bool) -> None:
     import time
 
     import torch
@@ -75,7 +76,8 @@ def in_process(rounds: int, calls: int, backend: str) -> None:
     x = torch.ones(8)
     plain = fresh()
     plain(x)  # type: ignore[operator]
-    with tempfile.TemporaryDirectory() as tmp, dynaprof.profile(Path(tmp) / "run", render=False, sampler="none") as p:
+    with tempfile.TemporaryDirectory() as tmp, dynaprof.profile(Path(tmp) / "run", render=False, sampler="none",
+                                                                 time_calls=time_calls) as p:
         counted = fresh()
         counted(x)  # type: ignore[operator]
     assert p.session.frames[0].calls == 1
@@ -93,7 +95,8 @@ def in_process(rounds: int, calls: int, backend: str) -> None:
         a.append(loop(plain))
         b.append(loop(counted))
     ma, mb = statistics.median(a), statistics.median(b)
-    print(f"\nin one process, backend {backend}, {calls:,} calls, median of {rounds} alternating rounds")
+    what = "counted and timed (time_calls)" if time_calls else "counted"
+    print(f"\nin one process, backend {backend}, {calls:,} calls, median of {rounds} alternating rounds: {what}")
     print(f"not counted: {ma * 1e3:.1f} ms ({ma / calls * 1e6:.2f} us/call)")
     print(f"counted:     {mb * 1e3:.1f} ms ({mb / calls * 1e6:.2f} us/call)")
     print(f"overhead:    {(mb / ma - 1) * 100:+.2f}%")
@@ -105,9 +108,10 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=10_000)
     ap.add_argument("--backend", default="eager")
     ap.add_argument("--in-process", action="store_true", help="only the in-process comparison")
+    ap.add_argument("--time-calls", action="store_true", help="in-process: also time each call")
     a = ap.parse_args()
     if a.in_process:
-        in_process(a.rounds, a.calls, a.backend)
+        in_process(a.rounds, a.calls, a.backend, a.time_calls)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)

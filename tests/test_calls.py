@@ -181,3 +181,47 @@ def test_older_sessions_load_with_unknown_calls() -> None:
     assert s.frames
     assert all(fr.calls is None and fr.eager_fallback_calls is None and fr.recompile_limit_hit is None
                for fr in s.frames)
+
+
+def test_time_calls_measures_host_time_per_call_next_to_compile_time(tmp_path: Path) -> None:
+    f = torch.compile(_double, backend="eager", dynamic=False)
+    with dynaprof.profile(tmp_path / "run", time_calls=True) as prof:
+        for b in [2, 3, 2, 2, 4]:
+            f(torch.ones(b))
+    frames = prof.session.frames
+    assert [fr.calls for fr in frames] == [3, 1, 1]
+    for fr in frames:
+        assert fr.call_time_total_s is not None and fr.call_time_median_s is not None
+        assert 0 < fr.call_time_median_s <= fr.call_time_total_s < 1.0
+    assert frames[1].call_time_total_s == frames[1].call_time_median_s  # one call: its own median
+    md = (tmp_path / "run" / "summary.md").read_text(encoding="utf-8")
+    assert "| compile id | location | time | calls | run time/call (median) | run time (all calls) |" in md
+
+
+def test_calls_are_not_timed_unless_asked(tmp_path: Path) -> None:
+    f = torch.compile(_double, backend="eager")
+    with dynaprof.profile(tmp_path / "run", render=False) as prof:
+        f(torch.ones(3))
+    assert prof.session.frames[0].calls == 1
+    assert prof.session.frames[0].call_time_total_s is None and prof.session.frames[0].call_time_median_s is None
+
+
+def test_run_counts_and_times_calls_in_the_child(tmp_path: Path) -> None:
+    from tests.conftest import profile
+
+    script = tmp_path / "bs.py"
+    script.write_text(
+        "import torch\n"
+        "@torch.compile(backend='eager', dynamic=False)\n"
+        "def f(x):\n"
+        "    return x * 2 + 1\n"
+        "for b in [2, 3, 2, 2, 4]:\n"
+        "    print(f(torch.ones(b)).sum().item())\n",
+        encoding="utf-8",
+    )
+    res = profile(tmp_path, [str(script)], "--sampler", "none", "--quiet", "--time-calls")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["6.0", "9.0", "6.0", "6.0", "12.0"]  # as plain python prints it
+    frames = dynaprof.load_session(res.run_dir).frames
+    assert [fr.calls for fr in frames] == [3, 1, 1]
+    assert all(fr.call_time_median_s is not None and fr.call_time_median_s > 0 for fr in frames)

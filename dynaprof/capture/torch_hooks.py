@@ -50,6 +50,7 @@ import functools
 import importlib
 import inspect
 import re
+import statistics
 import sys
 import threading
 import time
@@ -229,6 +230,31 @@ def _counted(fn: Callable[..., Any], counters: list[list[int]]) -> Callable[...,
     return counted
 
 
+#: durations kept per graph for the median (the total counts every call)
+MAX_TIMED_CALLS = 100_000
+
+
+def _timed(fn: Callable[..., Any], counters: list[list[int]]) -> Callable[..., Any]:
+    """``fn`` counted and timed: a new cell ``[calls, total ns, first durations ns...]``."""
+    cell = [0, 0]
+    counters.append(cell)
+    clock = time.perf_counter_ns
+    keep = MAX_TIMED_CALLS + 2
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t = clock()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            d = clock() - t
+            cell[0] += 1
+            cell[1] += d
+            if len(cell) < keep:
+                cell.append(d)
+
+    return timed
+
+
 def _attempt_loop_codes(module: Any) -> set[Any]:
     """Code objects of convert_frame that hold the restart loop's ``attempt`` local (2.13:
     compile_frame; 2.4: _compile.<locals>.compile_inner), nested functions included."""
@@ -362,8 +388,11 @@ class Recorder:
         #: frame key -> what its compile_start said (name, file, line, wrapped): backward reuses it
         self._frame_info: dict[str, _CodeInfo] = {}
         self._bw_key_by_cid: dict[str, str] = {}  # latest backward key of each compile id
-        #: frame key -> one call counter (a one-item list) per compiled graph of that compile
+        #: frame key -> one call counter per compiled graph of that compile: [calls, total ns,
+        #: durations ns...] (the timing part only with ``time_calls``)
         self.call_counters: dict[str, list[list[int]]] = {}
+        #: time each call of a graph compiled from now on (``--time-calls``)
+        self.time_calls = False
         #: False outside a profiled block (in-process profiling): no window opens from a span
         self.gate: Callable[[], bool] = lambda: True
         #: under ``dynaprof run`` on a terminal: erases the parent's progress line as a compile ends
@@ -509,14 +538,27 @@ class Recorder:
             if fn is not None and callable(fn) and sys._getframe(1).f_code is target:
                 win = recorder.current(threading.get_ident())
                 if win is not None:
-                    fn = _counted(fn, recorder.call_counters.setdefault(win.key, []))
+                    counters = recorder.call_counters.setdefault(win.key, [])
+                    fn = _timed(fn, counters) if recorder.time_calls else _counted(fn, counters)
             return orig(fn, *a, **k)
 
         decorators.disable = disable
 
-    def call_counts(self) -> dict[str, int]:
-        """Calls of each compiled entry: the most of its graphs' (each runs once per call)."""
-        return {key: max(c[0] for c in cells) for key, cells in sorted(self.call_counters.items()) if cells}
+    def call_counts(self) -> tuple[dict[str, int], dict[str, list[float | None]]]:
+        """Calls of each compiled entry: the most of its graphs' (each runs once per call); and for
+        timed entries [total, median] seconds in their graphs (median: one graph only)."""
+        counts: dict[str, int] = {}
+        seconds: dict[str, list[float | None]] = {}
+        for key, cells in sorted(self.call_counters.items()):
+            if not cells:
+                continue
+            counts[key] = max(c[0] for c in cells)
+            if all(len(c) >= 2 for c in cells):
+                total = sum(c[1] for c in cells) / 1e9
+                durations = cells[0][2:] if len(cells) == 1 else []
+                median = statistics.median(durations) / 1e9 if durations else None
+                seconds[key] = [round(total, 9), None if median is None else round(median, 9)]
+        return counts, seconds
 
     def _graph_break_counts(self) -> dict[str, int]:
         if self._counters is None:

@@ -235,6 +235,11 @@ class _Builder:
             f = self.frames.get(str(key))
             if f is not None and isinstance(n, int) and not isinstance(n, bool) and n >= 0:
                 f.calls = n
+        for key, pair in (r.get("seconds") or {}).items():
+            f = self.frames.get(str(key))
+            if f is None or not isinstance(pair, list) or len(pair) != 2:
+                continue
+            f.call_time_total_s, f.call_time_median_s = (opt_num(v) for v in pair)
 
     def _on_unfinished(self, r: Unfinished) -> None:
         f = self.frames.get(str(r["key"]))

@@ -306,6 +306,9 @@ class Calls(TypedDict):
 
     t: Literal["calls"]
     counts: dict[str, int]
+    #: with --time-calls: frame key -> [total, median] host seconds of a call of its graph(s)
+    #: (median: null for an entry of several graphs)
+    seconds: NotRequired[dict[str, list[float | None]]]
 
 
 class Device(TypedDict):

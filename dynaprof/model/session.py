@@ -311,6 +311,10 @@ class CompiledFrame:
     eager_fallback_calls: int | None = None
     #: the limit this frame hit (``recompile_limit``, older torch ``cache_size_limit``), or None
     recompile_limit_hit: str | None = None
+    #: with ``--time-calls``: host wall seconds in this entry's compiled graph(s), all calls and the
+    #: median call (on CUDA, launch time: kernels run asynchronously); None: not measured
+    call_time_total_s: float | None = None
+    call_time_median_s: float | None = None
 
 
 #: frame kinds, in display order
