@@ -534,7 +534,7 @@ class Recorder:
 
         @functools.wraps(orig)
         def disable(fn: Any = None, *a: Any, **k: Any) -> Any:
-            # compile_and_call_fx_graph imports ``disable`` at each call: wrap only its graph
+            # compile_and_call_fx_graph imports ``disable`` at each call (2.13): wrap only its graph
             if fn is not None and callable(fn) and sys._getframe(1).f_code is target:
                 win = recorder.current(threading.get_ident())
                 if win is not None:
@@ -543,6 +543,8 @@ class Recorder:
             return orig(fn, *a, **k)
 
         decorators.disable = disable
+        if getattr(og, "disable", None) is orig:  # a torch that imports it at module level
+            og.disable = disable
 
     def call_counts(self) -> tuple[dict[str, int], dict[str, list[float | None]]]:
         """Calls of each compiled entry: the most of its graphs' (each runs once per call); and for
