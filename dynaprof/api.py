@@ -102,6 +102,7 @@ class Profile:
         max_rows: int = 25,
         exports: Literal["gzip", "plain", "none"] = "gzip",
         render: bool = True,
+        time_calls: bool = False,
         _option_hint: str = "force=True",
     ) -> None:
         chosen: str = sampler
@@ -119,6 +120,7 @@ class Profile:
         self.sampler = sampler
         self.rate = float(rate)
         self.cprofile = cprofile
+        self.time_calls = bool(time_calls)
         self.label = label
         self.quiet = quiet
         self.max_rows = max_rows
@@ -162,6 +164,7 @@ class Profile:
             rate_hz=self.rate,
             cprofile_dir=str(run_dir / "cprofile") if self.cprofile else None,
             use_signal=self._use_signal(),
+            time_calls=self.time_calls,
         )
         t0_ns = time.time_ns()
         try:
@@ -329,16 +332,18 @@ def profile(
     max_rows: int = 25,
     exports: Literal["gzip", "plain", "none"] = "gzip",
     render: bool = True,
+    time_calls: bool = False,
 ) -> Profile:
     """Profile every ``torch.compile`` compile of a block into the run folder ``path``.
 
     ``with dynaprof.profile("runs/x") as prof: ...``, ``@dynaprof.profile()`` on a function, or
     ``prof = dynaprof.profile().start()`` ... ``prof.stop()``. Without ``path``, a new folder
     under ``./dynaprof-runs/``. A non-empty folder is refused unless ``force``. ``render=False``
-    writes ``session.json`` only (``dynaprof report DIR`` renders the rest later)."""
+    writes ``session.json`` only (``dynaprof report DIR`` renders the rest later). ``time_calls``
+    also times each call of the compiled code (host wall time; two clock reads a call)."""
     return Profile(
         path, force=force, sampler=sampler, rate=rate, cprofile=cprofile, label=label, quiet=quiet,
-        max_rows=max_rows, exports=exports, render=render,
+        max_rows=max_rows, exports=exports, render=render, time_calls=time_calls,
     )
 
 

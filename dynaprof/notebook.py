@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sampler", choices=("builtin", "none"), default="builtin")
     p.add_argument("--rate", type=float, default=1000.0)
     p.add_argument("--cprofile", action="store_true")
+    p.add_argument("--time-calls", action="store_true", help="also time each call of the compiled code")
     p.add_argument("--max-rows", type=int, default=25)
     p.add_argument("--exports", choices=("gzip", "plain", "none"), default="gzip")
     p.add_argument("--no-flame", action="store_true", help="show the summary only")
@@ -91,7 +92,8 @@ def make_profile(shell: Any, args: argparse.Namespace) -> Profile:
         force = True  # re-running the cell: this run replaces the earlier one
     return Profile(
         out, force=force, sampler=args.sampler, rate=args.rate, cprofile=args.cprofile,
-        label="<notebook cell>", max_rows=args.max_rows, exports=args.exports, _option_hint="--force",
+        time_calls=args.time_calls, label="<notebook cell>", max_rows=args.max_rows, exports=args.exports,
+        _option_hint="--force",
     )
 
 

@@ -171,13 +171,15 @@ class CompileProfile:
         max_guards: int | None = None,
         max_graph_breaks: int | None = None,
         max_recompiles: int | None = None,
+        max_eager_fallbacks: int | None = None,
     ) -> CheckResult:
         """The budgets ``dynaprof check`` applies, on this test's compiles (stops the profile)."""
         from dynaprof.analysis.budgets import Budget, check
         from dynaprof.api import ProfileError
 
         limits = {"max_compile_time": max_compile_time, "max_restarts": max_restarts, "max_guards": max_guards,
-                  "max_graph_breaks": max_graph_breaks, "max_recompiles": max_recompiles}
+                  "max_graph_breaks": max_graph_breaks, "max_recompiles": max_recompiles,
+                  "max_eager_fallbacks": max_eager_fallbacks}
         for name, v in limits.items():
             if v is None:
                 continue
@@ -191,10 +193,11 @@ class CompileProfile:
             max_compile_time_s=None if max_compile_time is None else float(max_compile_time),
             max_restarts=_int(max_restarts), max_guards=_int(max_guards),
             max_graph_breaks=_int(max_graph_breaks), max_recompiles=_int(max_recompiles),
+            max_eager_fallbacks=_int(max_eager_fallbacks),
         )
         if budget.is_empty():
             raise ProfileError("no budget given; pass at least one of max_compile_time, max_restarts, "
-                               "max_guards, max_graph_breaks, max_recompiles")
+                               "max_guards, max_graph_breaks, max_recompiles, max_eager_fallbacks")
         return check(self.session, budget)
 
     def assert_budget(self, **limits: Any) -> None:

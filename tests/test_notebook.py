@@ -144,3 +144,11 @@ def test_flame_html_keeps_the_svg_intact_and_escaped() -> None:
     parser.feed(out)
     assert len(parser.srcdocs) == 1 and svg in parser.srcdocs[0]  # unescaped by the browser: the SVG as written
     assert "<svg" not in out and "<script" not in out  # nothing of it is live in the notebook page itself
+
+
+def test_cell_magic_records_calls_and_times_them_on_request(ip: Shell, tmp_path: Path) -> None:
+    res = ip.run("%%dynaprof -o timed --no-flame --time-calls\nfor _ in range(3):\n    y = cf(torch.randn(2, 2, 2))\n")
+    assert res.success and tuple(ip.ns["y"].shape) == (2, 2, 2)
+    [frame] = _session(tmp_path / "timed")["frames"]
+    assert frame["calls"] == 3 and frame["call_time_median_s"] > 0
+

@@ -4,7 +4,9 @@ Each limit is optional; ``check`` returns every breach as one sentence a PR auth
 ("compile time 3.20 s > budget 2.00 s", "guards in 0/0 forward (model.py:11): 2,639 > budget
 1,000"). ``max_guards`` applies to each compiled frame (guard sets are per frame: one huge set
 slows every call of that frame). ``max_recompiles`` counts compiles of a code location beyond
-its first (per reset generation). ``max_regression_pct`` compares total compile time with a
+its first (per reset generation). ``max_eager_fallbacks`` counts calls that ran uncompiled because
+their frame hit the recompile limit (at least one per frame that hit it: torch runs the later ones
+without telling a profiler, see docs/session-format.md). ``max_regression_pct`` compares total compile time with a
 baseline run.
 """
 
@@ -26,6 +28,7 @@ class Budget:
     max_fx_nodes: int | None = None  # per frame: nodes of the FX graph Dynamo produced (graph_node_count)
     max_graph_breaks: int | None = None
     max_recompiles: int | None = None
+    max_eager_fallbacks: int | None = None
     max_regression_pct: float | None = None  # needs a baseline session
 
     def is_empty(self) -> bool:
@@ -53,6 +56,14 @@ def recompiles(session: Session) -> int:
     """Compiles of a code location after its first one (per reset generation)."""
     groups = Counter((f.generation, f.filename, f.name, f.lineno) for f in session.frames if f.kind != "backward")
     return sum(n - 1 for n in groups.values())
+
+
+def eager_fallbacks(session: Session) -> tuple[int, bool]:
+    """(calls that ran uncompiled after a recompile limit, whether that is exact): a frame that hit
+    the limit whose count is unknown counts as the one call known to have run eager."""
+    hit = [f for f in session.frames if f.recompile_limit_hit]
+    exact = all(f.eager_fallback_calls is not None for f in hit)
+    return sum(1 if f.eager_fallback_calls is None else f.eager_fallback_calls for f in hit), exact
 
 
 def _where(f: CompiledFrame) -> str:
@@ -108,6 +119,9 @@ def check(session: Session, budget: Budget, baseline: Session | None = None) -> 
     _count_limit(result, "max_graph_breaks", "graph breaks", sum(f.graph_breaks for f in session.frames),
                  budget.max_graph_breaks)
     _count_limit(result, "max_recompiles", "recompiles", recompiles(session), budget.max_recompiles)
+    fallbacks, exact = eager_fallbacks(session)
+    _count_limit(result, "max_eager_fallbacks", "eager fallback calls" + ("" if exact else " (at least)"),
+                 fallbacks, budget.max_eager_fallbacks)
     _per_frame_limit(result, "max_guards", "guards", [(f, f.guard_count) for f in session.frames], budget.max_guards)
     _per_frame_limit(result, "max_fx_nodes", "FX nodes", [(f, f.graph_node_count) for f in session.frames],
                      budget.max_fx_nodes)

@@ -31,6 +31,7 @@ METRICS: dict[str, str] = {
     "forward_s": "forward compile time",
     "backward_s": "backward compile time (incl. compiled autograd)",
     "frames": "compiled frames",
+    "calls": "calls",  # runs of the compiled code (run level: the sum of the entries with a count)
     "restarts": "restarts",
     "guards": "guards",
     "inlined_calls": "inlined calls",
@@ -48,7 +49,7 @@ FRAME_WORK: dict[str, str] = {
     "ir_count": "instructions", "inlined_calls": "inlined calls", "graph_node_count": "FX nodes",
     "graph_op_count": "FX ops", "guard_count": "guards", "restarts": "restarts",
 }
-FRAME_METRICS = ("compile_s", "restarts", "guards", "inlined_calls", "graph_breaks", "parametrization_s")
+FRAME_METRICS = ("compile_s", "calls", "restarts", "guards", "inlined_calls", "graph_breaks", "parametrization_s")
 
 FrameKey = tuple[str, str, int]
 
@@ -130,6 +131,7 @@ def run_metrics(s: Session, normalize: bool = False) -> dict[str, float | None]:
         "backward_s": ((kinds.get("backward", 0.0) + kinds.get("compiled_autograd", 0.0)) * scale
                        if "backward" in kinds or "compiled_autograd" in kinds or _knows(s, "phases") else None),
         "frames": float(len(s.frames)),
+        "calls": _f(_sum([f.calls for f in s.frames])),
         "restarts": float(sum(f.restarts for f in s.frames)),
         "guards": _f(_sum([f.guard_count for f in s.frames])),
         "inlined_calls": _f(_sum([f.inlined_calls for f in s.frames])),
@@ -154,6 +156,7 @@ def _f(v: int | None) -> float | None:
 def frame_metrics(f: CompiledFrame, scale: float) -> dict[str, float | None]:
     return {
         "compile_s": None if f.compile_time_s is None else f.compile_time_s * scale,
+        "calls": _f(f.calls),  # runs of the entry's compiled code (a count: never normalized)
         "restarts": float(f.restarts),
         "guards": _f(f.guard_count),
         "inlined_calls": _f(f.inlined_calls),

@@ -250,6 +250,62 @@ def _recompiles(session: Session, total: float) -> Finding | None:
     )
 
 
+def _little_used(session: Session, total: float) -> Finding | None:
+    """Compiles that bought little: of a function compiled more than once, the entries that ran at
+    most once (live capture counts calls; unknown counts are never taken for few)."""
+    groups: dict[tuple[int, str, str, int], list[CompiledFrame]] = defaultdict(list)
+    for f in session.frames:
+        if f.kind != "backward":
+            groups[(f.generation, f.name, f.filename, f.lineno)].append(f)
+    best: tuple[float, list[CompiledFrame], list[CompiledFrame]] | None = None
+    for group in groups.values():
+        few = [f for f in group if f.calls is not None and f.calls <= 1]
+        if len(group) < 2 or not few:
+            continue
+        wasted = sum(f.compile_time_s or 0.0 for f in few)
+        if best is None or wasted > best[0]:
+            best = (wasted, group, few)
+    if best is None:
+        return None
+    wasted, group, few = best
+    name, filename, lineno = display_name(group[0])
+    all_s = sum(f.compile_time_s or 0.0 for f in group)
+    once = sum(1 for f in few if f.calls == 1)
+    ran = (f"{once} of those entries ran once each" if once == len(few)
+           else f"{len(few)} of those entries ran at most once ({len(few) - once} never)")
+    sizes = any(f.recompile_reason and "size mismatch" in f.recompile_reason for f in group)
+    return Finding(
+        "little_used",
+        wasted,
+        f"{name} ({fmt.location(filename, lineno)}) was compiled {len(group)} times, {fmt.seconds(all_s)} in all; "
+        f"{ran}, {fmt.seconds(wasted)} ({fmt.pct(wasted, total)} of compile) for at most "
+        f"{fmt.count(sum(f.calls or 0 for f in few))} call{'s' * (sum(f.calls or 0 for f in few) != 1)}",
+        ("the size changes between calls: mark the dimension dynamic (torch._dynamo.mark_dynamic(x, 0)) "
+         "or compile with dynamic=True") if sizes else None,
+    )
+
+
+def _recompile_limit(session: Session, total: float) -> Finding | None:
+    """Frames that hit the recompile limit: later calls of new shapes ran uncompiled."""
+    hit = [f for f in session.frames if f.recompile_limit_hit]
+    if not hit:
+        return None
+    f = hit[0]
+    name, filename, lineno = display_name(f)
+    known = [x.eager_fallback_calls for x in hit if x.eager_fallback_calls is not None]
+    calls = (f"{fmt.count(sum(known))} calls ran uncompiled" if len(known) == len(hit)
+             else "at least one call ran uncompiled (torch runs later ones without telling dynaprof: not counted)")
+    others = f" (and {fmt.plural(len(hit) - 1, 'other frame')})" if len(hit) > 1 else ""
+    return Finding(
+        "recompile_limit",
+        0.0,
+        f"{name} ({fmt.location(filename, lineno)}){others} hit torch._dynamo.config.{f.recompile_limit_hit} and "
+        f"fell back to eager: {calls}",
+        f"find what changes between calls (the recompile reasons), or raise torch._dynamo.config."
+        f"{f.recompile_limit_hit}",
+    )
+
+
 #: the code Dynamo compiles after a graph break (the rest of the frame) starts with this name
 RESUME_PREFIX = "torch_dynamo_resume_in_"
 
@@ -371,8 +427,8 @@ def findings(session: Session) -> list[Finding]:
     total = session.total_compile_s
     found = [
         fn(session, total)
-        for fn in (_failures, _parametrization, _restarts, _recompiles, _graph_breaks, _top_category, _slowest_frame,
-                   _backward, _no_provenance, _toolchain)
+        for fn in (_failures, _parametrization, _restarts, _recompiles, _little_used, _recompile_limit, _graph_breaks,
+                   _top_category, _slowest_frame, _backward, _no_provenance, _toolchain)
     ]
     found += _causes(session, total)
     keys = {f.key for f in found if f is not None}
@@ -395,7 +451,7 @@ def findings(session: Session) -> list[Finding]:
 #: this share of compile comes before a category total, which sums many causes' time
 SPECIFIC_SHARE = 0.2
 #: findings that are facts about where time went, not one thing to change
-_NOT_SPECIFIC = ("category:", "slowest_frame", "backward", "no_provenance", "toolchain")
+_NOT_SPECIFIC = ("category:", "slowest_frame", "backward", "no_provenance", "recompile_limit", "toolchain")
 
 
 def hottest(session: Session) -> str:

@@ -47,6 +47,7 @@ class ChildConfig:
     inline_profile: bool = False
     cprofile_dir: str | None = None
     torch_trace_dir: str | None = None
+    time_calls: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -64,6 +65,7 @@ class Child:
                 inline_profile=cfg.inline_profile,
                 cprofile_dir=cfg.cprofile_dir,
                 torch_trace_dir=cfg.torch_trace_dir,
+                time_calls=cfg.time_calls,
             ),
         )
         self.exit_status = 0

@@ -66,6 +66,8 @@ class CaptureOptions:
     torch_trace_dir: str | None = None
     #: sample the main thread with SIGALRM when it is free (False: always from a thread)
     use_signal: bool = True
+    #: also time each call of the compiled graphs (two clock reads a call): CompiledFrame.call_time_*
+    time_calls: bool = False
 
 
 class DynamoWatcher(importlib.abc.MetaPathFinder):
@@ -148,6 +150,7 @@ class Capture:
             from dynaprof.capture.cprofile import CompileProfiler
 
             self.cprofile = CompileProfiler(opts.cprofile_dir, rec.warn)
+        rec.time_calls = opts.time_calls
         rec.on_window_start = self._window_start
         rec.on_window_end = self._window_end
 
@@ -189,6 +192,10 @@ class Capture:
                 )
             if rec is not None:
                 rec.flush_guards()
+                if "calls" in rec.hooks:
+                    counts, seconds = rec.call_counts()
+                    self.journal.write({"t": "calls", "counts": counts, "seconds": seconds} if seconds else
+                                       {"t": "calls", "counts": counts})
                 for w in rec.unfinished():
                     self.journal.write({"t": "unfinished", "key": w.key})
                 self.journal.write({"t": "device", "device": device_name()})

@@ -34,6 +34,10 @@ would have given are recorded as unknown):
   DDP's graph split (``optimize_ddp``), as a ``ddp_bucket submod_N`` span of the frame's compile.
 * ``config.dynamo_profiler`` + ``DynamoProfilerState.dump_stats`` (2.13): torch's own per-inline
   tracing times, captured silently.
+* ``decorators.disable`` as ``OutputGraph.compile_and_call_fx_graph`` calls it on the backend's
+  compiled graph (``calls``): the graph is wrapped, inside torch's own ``disable`` wrapper (so
+  Dynamo never traces the counter), with a counter of its calls, keyed by the frame compile.
+  An entry's calls are its graphs' most (a frame with no graph: unknown), written at the end.
 * guard trees via the returned ``GuardedCode.guard_manager`` (sizes computed after the run, so
   the walk never inflates compile time).
 * the compiler settings that differ from their defaults (``config_changes``), read once at the end
@@ -49,6 +53,7 @@ import functools
 import importlib
 import inspect
 import re
+import statistics
 import sys
 import threading
 import time
@@ -220,6 +225,43 @@ def wrapped_callable(code: Any, closure: Any) -> list[Any] | None:
     if label is None or fcode is None:
         return None
     return [label, fcode.co_filename, fcode.co_firstlineno]
+
+
+def _counted(fn: Callable[..., Any], counters: list[list[int]]) -> Callable[..., Any]:
+    """``fn`` with a count of its calls in a new cell appended to ``counters``."""
+    cell = [0]
+    counters.append(cell)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        cell[0] += 1
+        return fn(*args, **kwargs)
+
+    return counted
+
+
+#: durations kept per graph for the median (the total counts every call)
+MAX_TIMED_CALLS = 100_000
+
+
+def _timed(fn: Callable[..., Any], counters: list[list[int]]) -> Callable[..., Any]:
+    """``fn`` counted and timed: a new cell ``[calls, total ns, first durations ns...]``."""
+    cell = [0, 0]
+    counters.append(cell)
+    clock = time.perf_counter_ns
+    keep = MAX_TIMED_CALLS + 2
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t = clock()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            d = clock() - t
+            cell[0] += 1
+            cell[1] += d
+            if len(cell) < keep:
+                cell.append(d)
+
+    return timed
 
 
 def _attempt_loop_codes(module: Any) -> set[Any]:
@@ -437,6 +479,11 @@ class Recorder:
         #: frame key -> what its compile_start said (name, file, line, wrapped): backward reuses it
         self._frame_info: dict[str, _CodeInfo] = {}
         self._bw_key_by_cid: dict[str, str] = {}  # latest backward key of each compile id
+        #: frame key -> one call counter per compiled graph of that compile: [calls, total ns,
+        #: durations ns...] (the timing part only with ``time_calls``)
+        self.call_counters: dict[str, list[list[int]]] = {}
+        #: time each call of a graph compiled from now on (``--time-calls``)
+        self.time_calls = False
         #: False outside a profiled block (in-process profiling): no window opens from a span
         self.gate: Callable[[], bool] = lambda: True
         #: under ``dynaprof run`` on a terminal: erases the parent's progress line as a compile ends
@@ -467,6 +514,7 @@ class Recorder:
         self._node_causes = {}
         self._frame_info = {}
         self._bw_key_by_cid = {}
+        self.call_counters = {}  # an earlier block's counters go on counting, into lists nobody reads
 
     # -- time & helpers ---------------------------------------------------------------------
     def rel(self, epoch_ns: float) -> float:
@@ -538,6 +586,7 @@ class Recorder:
             ("graph_breaks", self._hook_graph_breaks),
             ("recompile_reasons", self._hook_recompile_reasons),
             ("ddp_buckets", functools.partial(hook_ddp_buckets, self)),
+            ("calls", self._hook_calls),
             ("markers", self._install_markers),
         ]
         if inline_profile:
@@ -581,6 +630,43 @@ class Recorder:
             return result
 
         cf._compile = _compile
+
+    def _hook_calls(self) -> None:
+        decorators = _private("torch._dynamo.decorators")
+        og = _private("torch._dynamo.output_graph")
+        target = inspect.unwrap(og.OutputGraph.compile_and_call_fx_graph).__code__
+        orig = decorators.disable
+        recorder = self
+
+        @functools.wraps(orig)
+        def disable(fn: Any = None, *a: Any, **k: Any) -> Any:
+            # compile_and_call_fx_graph imports ``disable`` at each call (2.13): wrap only its graph
+            if fn is not None and callable(fn) and sys._getframe(1).f_code is target:
+                win = recorder.current(threading.get_ident())
+                if win is not None:
+                    counters = recorder.call_counters.setdefault(win.key, [])
+                    fn = _timed(fn, counters) if recorder.time_calls else _counted(fn, counters)
+            return orig(fn, *a, **k)
+
+        decorators.disable = disable
+        if getattr(og, "disable", None) is orig:  # a torch that imports it at module level
+            og.disable = disable
+
+    def call_counts(self) -> tuple[dict[str, int], dict[str, list[float | None]]]:
+        """Calls of each compiled entry: the most of its graphs' (each runs once per call); and for
+        timed entries [total, median] seconds in their graphs (median: one graph only)."""
+        counts: dict[str, int] = {}
+        seconds: dict[str, list[float | None]] = {}
+        for key, cells in sorted(self.call_counters.items()):
+            if not cells:
+                continue
+            counts[key] = max(c[0] for c in cells)
+            if all(len(c) >= 2 for c in cells):
+                total = sum(c[1] for c in cells) / 1e9
+                durations = cells[0][2:] if len(cells) == 1 else []
+                median = statistics.median(durations) / 1e9 if durations else None
+                seconds[key] = [round(total, 9), None if median is None else round(median, 9)]
+        return counts, seconds
 
     def _graph_break_counts(self) -> dict[str, int]:
         if self._counters is None:

@@ -58,6 +58,9 @@ class CheckCommand:
         g.add_argument("--max-graph-breaks", type=_number(int, ""), metavar="N", help="graph breaks, all frames")
         g.add_argument("--max-recompiles", type=_number(int, ""), metavar="N",
                        help="compiles of a code location beyond its first")
+        g.add_argument("--max-eager-fallbacks", type=_number(int, ""), metavar="N",
+                       help="calls run uncompiled because their frame hit the recompile limit (each frame "
+                            "that hit it counts at least 1)")
         g.add_argument("--baseline", type=Path, metavar="RUN", help="baseline run for --max-regression")
         g.add_argument("--max-regression", type=_number(float, "%"), metavar="PCT",
                        help="allowed growth of total compile time over --baseline, in percent")
@@ -72,11 +75,12 @@ class CheckCommand:
             max_restarts=_int(args.max_restarts), max_guards=_int(args.max_guards),
             max_fx_nodes=_int(args.max_fx_nodes),
             max_graph_breaks=_int(args.max_graph_breaks), max_recompiles=_int(args.max_recompiles),
-            max_regression_pct=args.max_regression,
+            max_eager_fallbacks=_int(args.max_eager_fallbacks), max_regression_pct=args.max_regression,
         )
         if budget.is_empty():
             raise DynaprofError("no budget given; pass at least one of --max-compile-time, --max-restarts, "
-                                "--max-guards, --max-fx-nodes, --max-graph-breaks, --max-recompiles, --max-regression")
+                                "--max-guards, --max-fx-nodes, --max-graph-breaks, --max-recompiles, "
+                                "--max-eager-fallbacks, --max-regression")
         session = load_session(args.run)
         baseline = load_session(args.baseline) if args.baseline is not None else None
         if not session.run.complete:

@@ -148,6 +148,7 @@ class RunCommand:
                 sampler=args.sampler if args.sampler != "py-spy" else "none",
                 rate_hz=args.rate,
                 inline_profile=args.inline_profile,
+                time_calls=args.time_calls,
                 cprofile_dir=str(where / "cprofile") if args.cprofile else None,
                 torch_trace_dir=str(args.torch_trace.resolve()) if args.torch_trace else None,
             )

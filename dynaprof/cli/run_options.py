@@ -46,6 +46,12 @@ def add_run_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
         help="also enable torch's built-in Dynamo profiler (per-inline trace times; torch 2.13's "
         "profiler crashes compiles that restart after a graph break)",
     ))
+    added.append(p.add_argument(
+        "--time-calls",
+        action="store_true",
+        help="also time each call of the compiled code (host wall time per call, median and total; on "
+        "CUDA the kernels run asynchronously, so this is launch time)",
+    ))
     added.append(p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr"))
     added.append(p.add_argument(
         "--repeat", type=int, default=1, metavar="N",

@@ -33,6 +33,7 @@ from dynaprof.ingest.torch_metrics import (
 from dynaprof.model.cache import CacheTally
 from dynaprof.model.journal import (
     JOURNAL_SCHEMA,
+    Calls,
     CompileEnd,
     CompileStart,
     Config,
@@ -247,6 +248,20 @@ class _Builder:
             self.recompile_reasons[f.key] = [str(x) for x in reasons]
         f.properties = [_property(p) for p in r.get("props") or []]
         f.properties.sort(key=lambda p: -p.seconds)
+
+    def _on_calls(self, r: Calls) -> None:
+        counts = r.get("counts")
+        if not isinstance(counts, dict):
+            return
+        for key, n in counts.items():
+            f = self.frames.get(str(key))
+            if f is not None and isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+                f.calls = n
+        for key, pair in (r.get("seconds") or {}).items():
+            f = self.frames.get(str(key))
+            if f is None or not isinstance(pair, list) or len(pair) != 2:
+                continue
+            f.call_time_total_s, f.call_time_median_s = (opt_num(v) for v in pair)
 
     def _on_unfinished(self, r: Unfinished) -> None:
         f = self.frames.get(str(r["key"]))

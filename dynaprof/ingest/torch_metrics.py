@@ -171,6 +171,19 @@ def read_metrics(m: Mapping[str, Any], kind: str, compile_id: str) -> FrameMetri
     )
 
 
+#: how torch names the recompile limit a compile failed on: 2.13 "exceeding the recompile_limit cache
+#: size limit", "Limit type: accumulated_recompile_limit"; 2.4 "cache_size_limit reached"
+_LIMIT_HIT = re.compile(
+    r"exceeding the (\w+) cache size limit|Limit type: (\w+)|\b(\w*(?:cache_size|recompile)_limit) reached"
+)
+
+
+def recompile_limit_hit(fail_reason: str | None) -> str | None:
+    """The config name of the recompile limit a failed compile hit (its later calls ran eager), or None."""
+    m = _LIMIT_HIT.search(fail_reason or "")
+    return next((g for g in m.groups() if g), None) if m else None
+
+
 def apply_metrics(f: CompiledFrame, fm: FrameMetrics) -> None:
     """Set on ``f`` what its metrics say; what they leave unknown keeps the frame's value (the
     importer's own measure or fallback)."""
@@ -192,6 +205,7 @@ def apply_metrics(f: CompiledFrame, fm: FrameMetrics) -> None:
         f.status, f.fail_type = "failed", fm.fail_type
         if fm.fail_reason is not None:
             f.fail_reason = fm.fail_reason
+        f.recompile_limit_hit = recompile_limit_hit(f.fail_reason)
     if fm.fail_filename is not None:
         f.fail_filename, f.fail_lineno = fm.fail_filename, fm.fail_lineno
     f.metrics.update(fm.extra)

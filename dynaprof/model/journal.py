@@ -333,6 +333,17 @@ class Unfinished(TypedDict):
     key: str
 
 
+class Calls(TypedDict):
+    """How many times each compiled entry's code ran (schema 3), counted on its compiled graph:
+    frame key -> calls. A frame with no graph is absent (its calls are unknown)."""
+
+    t: Literal["calls"]
+    counts: dict[str, int]
+    #: with --time-calls: frame key -> [total, median] host seconds of a call of its graph(s)
+    #: (median: null for an entry of several graphs)
+    seconds: NotRequired[dict[str, list[float | None]]]
+
+
 class Device(TypedDict):
     t: Literal["device"]
     device: str | None
@@ -349,7 +360,7 @@ class End(TypedDict):
 
 JournalRecord: TypeAlias = (
     Start | Torch | Config | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline
-    | KernelWait | Stacks | Sampler | CProfile | Unfinished | Device | End
+    | KernelWait | Stacks | Sampler | CProfile | Unfinished | Calls | Device | End
 )
 
 #: record type (``t``) -> its TypedDict
@@ -357,5 +368,5 @@ RECORD_TYPES: dict[str, type] = {
     "start": Start, "torch": Torch, "config": Config, "hooks": Hooks, "warn": Warn, "fn": Fn,
     "compile_start": CompileStart, "compile_end": CompileEnd, "span": SpanEvent, "metrics": Metrics,
     "guards": Guards, "inline": Inline, "kernel_wait": KernelWait, "stacks": Stacks, "sampler": Sampler,
-    "cprofile": CProfile, "unfinished": Unfinished, "device": Device, "end": End,
+    "cprofile": CProfile, "unfinished": Unfinished, "calls": Calls, "device": Device, "end": End,
 }  # fmt: skip

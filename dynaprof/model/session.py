@@ -314,6 +314,18 @@ class CompiledFrame:
     #: sampled seconds of waits on compile workers that no kernel's measured build time accounts
     #: for (kept on ``unknown (no provenance)``, never guessed); 0 when every wait was measured
     kernel_wait_unmeasured_s: float = 0.0
+    #: how many times the script ran this entry's compiled code (live capture, counted on its
+    #: compiled graph); None: unknown (a TORCH_TRACE log, a frame with no graph, a backward)
+    calls: int | None = None
+    #: calls of this frame that ran uncompiled because it hit the recompile limit; None: unknown
+    #: (torch runs them without any callback: see docs/session-format.md)
+    eager_fallback_calls: int | None = None
+    #: the limit this frame hit (``recompile_limit``, older torch ``cache_size_limit``), or None
+    recompile_limit_hit: str | None = None
+    #: with ``--time-calls``: host wall seconds in this entry's compiled graph(s), all calls and the
+    #: median call (on CUDA, launch time: kernels run asynchronously); None: not measured
+    call_time_total_s: float | None = None
+    call_time_median_s: float | None = None
 
 
 #: frame kinds, in display order

@@ -457,15 +457,19 @@ def _callgraph(ctx: RenderContext) -> CallGraph:
 
 
 def _frames_table(ordered: list[CompiledFrame]) -> Table:
+    timed = any(f.call_time_total_s is not None for f in ordered)  # --time-calls
     cols = [Col("compile id", code=True, nowrap=True), Col("function"), Col("location", code=True, nowrap=True),
-            Col("status"), Col("time", True), Col("restarts", True), Col("graph breaks", True), Col("guards", True),
-            Col("inlined calls", True), Col("graph ops", True)]
+            Col("status"), Col("time", True), Col("calls", True),
+            *([Col("run time/call (median)", True), Col("run time (all calls)", True)] if timed else []),
+            Col("restarts", True), Col("graph breaks", True),
+            Col("guards", True), Col("inlined calls", True), Col("graph ops", True)]
     rows = []
     for i, f in enumerate(ordered[:MAX_TABLE_ROWS]):
         name, filename, lineno = display_name(f)
+        runs = [secs(f.call_time_median_s), secs(f.call_time_total_s)] if timed else []
         rows.append([(md.frame_id(f), float(i)), fmt.one_line(name, 200), fmt.location(filename, lineno), f.status,
-                     secs(f.compile_time_s), num(f.restarts), num(f.graph_breaks), num(f.guard_count),
-                     num(f.inlined_calls), num(f.graph_op_count)])
+                     secs(f.compile_time_s), num(f.calls), *runs, num(f.restarts), num(f.graph_breaks),
+                     num(f.guard_count), num(f.inlined_calls), num(f.graph_op_count)])
     return table(cols, rows, total=len(ordered), noun="frames")
 
 

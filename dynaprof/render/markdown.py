@@ -215,11 +215,15 @@ def _frames(s: Session, rows: int) -> str:
         return ""
     ordered = frames_by_time(s)
     shown = [(f, display_name(f)) for f in ordered[:rows]]
+    timed = any(f.call_time_total_s is not None for f in s.frames)  # --time-calls
     body = [[md_escape(frame_id(f)), f"{md_escape(name)} ({md_escape(fmt.location(filename, lineno))})",
-             frame_time(f), str(f.restarts), str(f.graph_breaks), fmt.count(f.guard_count)]
+             frame_time(f), fmt.count(f.calls),
+             *([fmt.seconds(f.call_time_median_s), fmt.seconds(f.call_time_total_s)] if timed else []),
+             str(f.restarts), str(f.graph_breaks), fmt.count(f.guard_count)]
             for f, (name, filename, lineno) in shown]
-    table = md_table(["compile id", "location", "time", "restarts", "graph breaks", "guards"], body,
-                     len(ordered), "frames", "llrrrr")
+    runs = ["run time/call (median)", "run time (all calls)"] if timed else []
+    table = md_table(["compile id", "location", "time", "calls", *runs, "restarts", "graph breaks", "guards"], body,
+                     len(ordered), "frames", "llrr" + "rr" * timed + "rrr")
     return f"#### Compiled frames (slowest first)\n\n{table}"
 
 

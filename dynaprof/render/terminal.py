@@ -36,6 +36,7 @@ def _frame_row(f: CompiledFrame, where_w: int = 60) -> list[str]:
         fmt.terminal_safe(display_id(f)),
         fmt.one_line(where, where_w) + status,
         fmt.seconds(f.compile_time_s),
+        fmt.count(f.calls),
         str(f.restarts),
         str(f.graph_breaks),
         fmt.count(f.guard_count),
@@ -85,9 +86,9 @@ def _frames_table(shown: list[CompiledFrame], width: int) -> list[str]:
     where_w = 60
     while True:
         table = fmt.table(
-            ["compile id", "frame", "time", "restarts", "breaks", "guards", "inlined"],
+            ["compile id", "frame", "time", "calls", "restarts", "breaks", "guards", "inlined"],
             [_frame_row(f, where_w) for f in shown],
-            "llrrrrr",
+            "llrrrrrr",
         )
         over = max(len(r) for r in table) + 2 - width
         if over <= 0 or where_w <= 16:
