@@ -26,7 +26,7 @@ for c in "${cases[@]}"; do
       tmp="$work/$long"; mkdir -p "$tmp"
       yes >/dev/null & y1=$!; yes >/dev/null & y2=$!
       (cd "$dir" && env -u COLUMNS TMPDIR="$tmp" bash scripts/test.sh </dev/null) >"$log" 2>&1
-      kill $y1 $y2 ;;
+      rc=$?; kill $y1 $y2; (exit $rc) ;;
     cols80)
       (cd "$dir" && COLUMNS=80 bash scripts/test.sh </dev/null) >"$log" 2>&1 ;;
     nonroot)  # COLUMNS=250 as user nobody, where `dot` and `chromium` are not installed

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import CHROMIUM, CHROMIUM_ARGS
+from tests.helpers import CHROMIUM, CHROMIUM_ARGS, playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -75,10 +75,10 @@ def seed_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CliResult]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Headless Chromium through Playwright (the browser tests); skipped where either is missing."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         pytest.skip(f"chromium not found at {CHROMIUM}")
-    with sync_api.sync_playwright() as p:
+    with playwright() as p:
         try:
             b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         except Exception as e:  # pragma: no cover - depends on the machine

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from html.parser import HTMLParser
 from typing import Any
 
@@ -11,6 +14,45 @@ from dynaprof.analysis import pstats_tools as pt
 from dynaprof.model import GraphBreak, PropertyTrace, Session, Stack
 from dynaprof.render.html import CSP
 from tests.factories import SP, FunctionTable, frame, make_session
+
+# -- processes ------------------------------------------------------------------------------------
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a process a test interrupts with SIGINT. A test runner started as a
+    background job of a non-interactive shell (``bash -c 'pytest &'``, some CI agents) inherits
+    SIGINT ignored, and so would the process and, through it, the profiled script: Ctrl-C would do
+    nothing there, as it would under plain ``python``. The test is about Ctrl-C, so it restores it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@contextmanager
+def playwright() -> Iterator[Any]:
+    """``sync_playwright()`` whose driver gets a short ``TMPDIR``: it makes Chromium's profile
+    folder there, and Chromium's singleton socket inside it must fit a Unix socket path (107
+    bytes); under a long temporary path (a CI's, or this suite's 150-character check) Chromium
+    aborts with "Socket path too long"."""
+    from playwright.sync_api import sync_playwright
+
+    short = "/tmp" if os.path.isdir("/tmp") and os.access("/tmp", os.W_OK) else None
+    old = os.environ.get("TMPDIR")
+    with tempfile.TemporaryDirectory(prefix="pw-", dir=short) as d:
+        os.environ["TMPDIR"] = d
+        try:
+            with sync_playwright() as p:
+                if old is None:  # the driver has started: the tests' own files go where they went
+                    os.environ.pop("TMPDIR", None)
+                else:
+                    os.environ["TMPDIR"] = old
+                yield p
+        finally:
+            if old is None:
+                os.environ.pop("TMPDIR", None)
+            else:
+                os.environ["TMPDIR"] = old
+
 
 # -- terminal text --------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ import pytest
 
 from dynaprof.model import Session, load_session
 from tests.conftest import CliResult, profile
+from tests.helpers import playwright
 from tests.helpers import tables as markdown_tables
 
 pytestmark = pytest.mark.torch
@@ -423,7 +424,7 @@ def test_markdown_has_no_control_characters(run: CliResult) -> None:
 @pytest.mark.browser
 def test_report_and_flamegraphs_stay_inert_in_a_browser(run: CliResult) -> None:
     """The pages' own scripts (tooltips, search, zoom) must not turn names into markup either."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     from tests.helpers import CHROMIUM
     from tests.helpers import CHROMIUM_ARGS as ARGS
 
@@ -435,7 +436,7 @@ def test_report_and_flamegraphs_stay_inert_in_a_browser(run: CliResult) -> None:
         dialogs.append(dialog.message)
         dialog.dismiss()
 
-    with sync_api.sync_playwright() as p:
+    with playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         try:
             for name in ("report.html", "flame-traced.svg", "flame-compiler.svg"):

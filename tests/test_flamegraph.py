@@ -26,6 +26,7 @@ from dynaprof.render.flamegraph import (
 )
 from dynaprof.render.flamegraph_layout import layout
 from dynaprof.render.flamegraph_svg import fit_label, xml_attr, xml_text
+from tests.helpers import playwright
 
 from .factories import DYN, FunctionTable, frame, make_session, seed_session
 
@@ -371,11 +372,11 @@ def test_render_flamegraphs_files_per_frame_and_inline() -> None:
 @pytest.mark.browser
 def test_zoom_and_search_in_chromium() -> None:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    pytest.importorskip("playwright.sync_api")
     if chromium is None:
         pytest.skip("no chromium")
     svg = flamegraph_svg(seed_session(), "traced")
-    with sync_api.sync_playwright() as p:
+    with playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         page = browser.new_page()
         errors: list[str] = []

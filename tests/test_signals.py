@@ -13,6 +13,7 @@ import pytest
 
 from dynaprof.model import load_session
 from tests.conftest import ROOT
+from tests.helpers import default_sigint
 
 pytestmark = pytest.mark.torch
 
@@ -30,7 +31,7 @@ def _start(tmp_path: Path) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "dynaprof", "run", "-o", "run", "slow.py"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, preexec_fn=default_sigint)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line.strip() == "compiled", proc.stderr.read() if proc.stderr else ""

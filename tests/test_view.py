@@ -20,7 +20,7 @@ import pytest
 
 from dynaprof.analysis import pstats_tools as pt
 from dynaprof.cli import main
-from tests.helpers import CHROMIUM, CHROMIUM_ARGS, dynamo_like
+from tests.helpers import CHROMIUM, CHROMIUM_ARGS, default_sigint, dynamo_like, playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,6 +34,7 @@ def start_view(*args: str) -> tuple[subprocess.Popen[str], str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stdout is not None
@@ -158,11 +159,9 @@ CHART_STATE = """() => {
 @pytest.mark.torch
 @pytest.mark.skipif(_browser_missing() is not None, reason=str(_browser_missing()))
 def test_snakeviz_draws_reshaped_seed_profile_in_chromium(seed_run: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
     proc, url = start_view(str(seed_run), "--snakeviz")
     try:
-        with sync_playwright() as p:
+        with playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 1200})
