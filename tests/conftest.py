@@ -76,7 +76,7 @@ def seed_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CliResult]:
 def browser() -> Iterator[Any]:
     """Headless Chromium through Playwright (the browser tests); skipped where either is missing."""
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+    if not (os.access(CHROMIUM, os.X_OK) or shutil.which(CHROMIUM)):
         pytest.skip(f"chromium not found at {CHROMIUM}")
     with playwright() as p:
         try:

@@ -41,7 +41,7 @@ def test_calls_per_entry_are_exact_and_the_results_unchanged(tmp_path: Path) -> 
     assert [fr.compile_id for fr in frames] == ["0/0", "0/1", "0/2"]
     assert [fr.calls for fr in frames] == [3, 1, 1]
     assert dynaprof.load_session(tmp_path / "run").frames[0].calls == 3  # stored in session.json
-    assert _calls_column(summary_text(prof.session, width=120)) == ["3", "1", "1"]
+    assert _calls_column(summary_text(prof.session, width=120)) == {"0/0": "3", "0/1": "1", "0/2": "1"}
 
 
 def test_calls_after_the_block_are_not_counted(tmp_path: Path) -> None:
@@ -65,18 +65,19 @@ def test_a_frame_with_no_graph_has_unknown_calls(tmp_path: Path) -> None:
 def test_imported_logs_have_unknown_calls() -> None:
     s = import_torch_trace(DATA / "cache_warm.log.gz")
     assert s.frames and all(fr.calls is None for fr in s.frames)
-    assert set(_calls_column(summary_text(s, width=120))) == {"?"}
+    assert set(_calls_column(summary_text(s, width=120)).values()) == {"?"}
 
 
-def _calls_column(text: str) -> list[str]:
-    """The terminal frame table's calls cells (right-aligned under the header)."""
+def _calls_column(text: str) -> dict[str, str]:
+    """The terminal frame table's calls cells (right-aligned under the header), by compile id (the
+    table lists the slowest compiles first: its order is the machine's)."""
     lines = text.splitlines()
     at = next(i for i, line in enumerate(lines) if "compile id" in line)
     header = lines[at]
     assert header.split()[:6] == ["compile", "id", "frame", "time", "calls", "restarts"]
     end = header.index(" calls ") + len(" calls")
     rows = [line for line in lines[at + 1 :] if line.strip() and line.startswith("  ") and "/" in line[:14]]
-    return [line[:end].split()[-1] for line in rows]
+    return {line.split()[0]: line[:end].split()[-1] for line in rows}
 
 
 def test_recompile_limit_fallback_is_a_finding_and_a_budget(tmp_path: Path) -> None:

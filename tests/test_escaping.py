@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html.parser
 import json
+import os
 import pstats
 import re
 import shutil
@@ -377,6 +378,8 @@ def test_svgs_show_the_names_as_text(run: CliResult) -> None:
     traced = (run.run_dir / "flame-traced.svg").read_text(encoding="utf-8")
     assert EVIL in _svg_text(traced)
     assert "&lt;img src=x" in traced
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz dot is not installed: no callgraph.svg to check")
     graph = (run.run_dir / "callgraph.svg").read_text(encoding="utf-8")
     assert EVIL + "_backend" in _svg_text(graph)  # from cProfile data
 
@@ -404,7 +407,8 @@ def test_terminal_summary_has_no_control_characters(run: CliResult) -> None:
 
     session = load_session(run.run_dir)
     at_100 = summary_text(session, 25, width=100)  # the table cell as cut at a width this test sets
-    assert "pipe|name`tick`;semi line2?[31mred cr?b" in at_100  # shown, made inert
+    _assert_no_control_chars("summary at 100 columns", at_100)
+    assert "pipe|name`tick`;semi" in at_100  # shown, cut to its cell
     wide = summary_text(session, 25, width=1000)
     _assert_no_control_chars("wide summary", wide)
     assert "pipe|name`tick`;semi line2?[31mred cr?bel?rtl?csi" in wide
@@ -428,7 +432,7 @@ def test_report_and_flamegraphs_stay_inert_in_a_browser(run: CliResult) -> None:
     from tests.helpers import CHROMIUM
     from tests.helpers import CHROMIUM_ARGS as ARGS
 
-    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+    if not (os.access(CHROMIUM, os.X_OK) or shutil.which(CHROMIUM)):
         pytest.skip(f"chromium not found at {CHROMIUM}")
     dialogs: list[str] = []
 

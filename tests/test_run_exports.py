@@ -45,8 +45,9 @@ def test_callgraph_from_cprofile_highlights_the_parametrization_path(run: CliRes
     assert "resolve_data_descriptor" in dot and "tp_descr_get_impl" in dot
     highlighted = [line for line in dot.splitlines() if "resolve_data_descriptor" in line and "penwidth" in line]
     assert highlighted, "the parametrization signature node is drawn with a highlighted outline"
-    assert (run.run_dir / "callgraph.svg").read_text().lstrip().startswith(("<?xml", "<svg", "<!--"))
     assert (run.run_dir / "cprofile" / "run.snakeviz.prof").exists()
+    if shutil.which("dot") is not None:  # without Graphviz the run says so in a note (test_callgraph)
+        assert (run.run_dir / "callgraph.svg").read_text().lstrip().startswith(("<?xml", "<svg", "<!--"))
 
 
 @pytest.mark.skipif(shutil.which("tlparse") is None and not (Path(sys.executable).parent / "tlparse").exists(),

@@ -129,7 +129,7 @@ SEED_PROFILE = textwrap.dedent("""
 def _browser_missing() -> str | None:
     if importlib.util.find_spec("playwright") is None:
         return "playwright is not installed"
-    if not os.path.exists(CHROMIUM):
+    if not os.access(CHROMIUM, os.X_OK):
         return f"no Chromium at {CHROMIUM} (set DYNAPROF_CHROMIUM)"
     if importlib.util.find_spec("torch") is None:
         return "torch is not installed"

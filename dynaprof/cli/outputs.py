@@ -7,6 +7,7 @@ import gc
 import os
 import pickle
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from typing import Any
 
 from dynaprof.analysis.attribution import apply_attribution
 from dynaprof.analysis.pstats_tools import load_table
-from dynaprof.cli.common import display_path, info, info_next_steps, write_files
+from dynaprof.cli.common import display_path, info, info_next_steps, summary_width, write_files
 from dynaprof.errors import DynaprofError
 from dynaprof.model.session import Session
 from dynaprof.model.store import save_session
@@ -389,8 +390,10 @@ def print_written(out_dir: Path, written: list[Path], notes: list[str]) -> None:
     rest = len(names) - len(main)
     listed = ", ".join(main) + (f" and {rest} more" if rest and main else f"{rest} files" if rest else "")
     info(f"dynaprof: wrote {display_path(out_dir)}/: {listed}")
-    for n in notes:
-        info(f"  note: {n}")
+    width = summary_width()
+    for n in notes:  # wrapped to the terminal like the summary's own notes (paths are never split)
+        info("\n".join(textwrap.wrap(n, width, initial_indent="  note: ", subsequent_indent="      ",
+                                      break_long_words=False, break_on_hyphens=False)))
     report = out_dir / "report.html"
     info_next_steps(report if report in written else None, out_dir)
     sys.stderr.flush()
