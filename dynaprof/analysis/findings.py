@@ -239,7 +239,7 @@ def _recompiles(session: Session, total: float) -> Finding | None:
     reason = next((f.recompile_reason for f in reversed(worst) if f.recompile_reason), None)
     name, filename, lineno = display_name(worst[0])
     why = f"; last reason: {fmt.one_line(reason, 100)}" if reason else ""
-    sizes = any(f.recompile_reason and "size mismatch" in f.recompile_reason for f in worst)
+    sizes = _sizes_changed(worst)
     return Finding(
         "recompiles",
         secs,
@@ -248,6 +248,11 @@ def _recompiles(session: Session, total: float) -> Finding | None:
         f"({fmt.pct(secs, total)} of compile){why}",
         REMEDY_DYNAMIC if sizes else None,
     )
+
+
+def _sizes_changed(frames: list[CompiledFrame]) -> bool:
+    """Whether torch recompiled any of ``frames`` because a tensor's size changed."""
+    return any(f.recompile_reason and "size mismatch" in f.recompile_reason for f in frames)
 
 
 def _little_used(session: Session, total: float) -> Finding | None:
@@ -273,7 +278,7 @@ def _little_used(session: Session, total: float) -> Finding | None:
     once = sum(1 for f in few if f.calls == 1)
     ran = (f"{once} of those entries ran once each" if once == len(few)
            else f"{len(few)} of those entries ran at most once ({len(few) - once} never)")
-    sizes = any(f.recompile_reason and "size mismatch" in f.recompile_reason for f in group)
+    sizes = _sizes_changed(group)
     return Finding(
         "little_used",
         wasted,
