@@ -16,11 +16,22 @@ from dynaprof.analysis.compare import Comparison, cause_changes, cause_text, com
 from dynaprof.cli import ranks_support
 from dynaprof.cli.common import display_path, info, prepare_out_dir, write_files
 from dynaprof.model.session import CATEGORY_LABELS, Session
-from dynaprof.model.store import SESSION_FILE, load_session, rank_dir_name
+from dynaprof.model.store import SESSION_FILE, rank_dir_name
+from dynaprof.model.store import load_session as _load_stored
 from dynaprof.render.compare_report import render_compare
 
 COMPARE_DIR = "dynaprof-compare"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def load_session(path: Path) -> Session:
+    """A saved session with its attribution derived again by today's rules, as ``report`` and ``pr``
+    derive it: two runs saved by different dynaprof versions are compared on one breakdown."""
+    from dynaprof.analysis.attribution import apply_attribution
+
+    session = _load_stored(path)
+    apply_attribution(session)
+    return session
 
 
 def run_name(path: Path) -> str:
@@ -44,7 +55,7 @@ def default_out_dir(base: str, new: str) -> Path:
 
 def explain_lines(cmp: Comparison, limit: int = 3) -> list[str]:
     """The change explained by cause first (the causes that moved most, with their phases), then
-    by phase (the attribution categories); or why the cause view is missing."""
+    by phase (the cause x phase table's columns); or why the cause view is missing."""
     total = cmp.totals["compile_s"].delta or 0.0
     out = []
     if cmp.causes is None:
@@ -107,11 +118,11 @@ def compare_ranks(base: Path, new: Path, out: Path | None, normalize: bool, forc
 
 class CompareCommand:
     name = "compare"
-    help = "compare two runs: compile-time deltas per frame and category, differential flamegraphs"
+    help = "compare two runs: compile-time deltas per frame, cause and phase, differential flamegraphs"
     description = (
         "Compares BASE and NEW (run folders or session.json files): frames are matched by code location "
         "and order; the report gives total and per-frame deltas (compile time, restarts, guards, inlined "
-        "calls, graph breaks, attribution categories, parametrized properties) and differential "
+        "calls, graph breaks, causes and phases, parametrized properties) and differential "
         "flamegraphs (red: more time in NEW, blue: less)."
     )
 

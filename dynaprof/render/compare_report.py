@@ -193,8 +193,8 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
                                                    for r, how in crows], align="lrrrl"), True)]
     cats = category_rows(cmp)
     if cats:
-        title = "Attribution (share of compile time)" if cmp.normalize else "Attribution (sampled seconds)"
-        out += ["", md.details(title, md.md_table(["category", *hdr[1:]], [[e(r.label), r.base, r.new, e(r.change)]
+        title = "By phase (share of compile time)" if cmp.normalize else "By phase (sampled seconds)"
+        out += ["", md.details(title, md.md_table(["phase", *hdr[1:]], [[e(r.label), r.base, r.new, e(r.change)]
                                                                            for r in cats], align="lrrr"), True)]
     frows = frame_rows(cmp)
     if frows:
@@ -245,7 +245,7 @@ class CompareView:
     environment: h.Table
 
 
-COMPARE_NAV = (("summary", "Summary"), ("totals", "Totals"), ("causes", "Causes"), ("attribution", "Attribution"),
+COMPARE_NAV = (("summary", "Summary"), ("totals", "Totals"), ("causes", "Causes"), ("attribution", "Phases"),
                ("flamegraphs", "Flamegraphs"), ("frames", "Frames"), ("only-base", "Only BASE"),
                ("only-new", "Only NEW"), ("environment", "Environment"))
 
@@ -276,8 +276,8 @@ def compare_view(cmp: Comparison, base: Session, new: Session, svgs: dict[str, s
         causes = ("By cause (share of compile time)" if cmp.normalize else "By cause (sampled seconds)",
                   h.table(cols, [[r.label, r.base, r.new, _change_cell(r), how] for r, how in crows]))
     cats = category_rows(cmp)
-    attribution = (("Attribution (share of compile time)" if cmp.normalize else "Attribution (sampled seconds)",
-                    _row_table("category", cats)) if cats else None)
+    attribution = (("By phase (share of compile time)" if cmp.normalize else "By phase (sampled seconds)",
+                    _row_table("phase", cats)) if cats else None)
     graphs: list[tuple[str, Markup]] = [(v, h.inline_svg(svgs[f"diff-{v}.svg"])) for v, _ in VIEWS
                                         if f"diff-{v}.svg" in svgs]
     frames = None
