@@ -199,3 +199,51 @@ def test_user_code_flamegraph_is_coloured_by_phase_and_escaped() -> None:
     for label in ("C++/Triton kernel compile 50%", "Dynamo tracing 12%", "Inductor lowering"):
         assert label in svg  # the legend lists phases
     assert svg == flamegraph_svg(inductor_session(user_cause=HOSTILE), "traced")  # deterministic
+
+
+# ---------------------------------------------------------------------------------------------
+# one breakdown on every page: each label a reader sees stands for one number
+
+
+def test_one_breakdown_on_every_page() -> None:
+    """The terminal, summary.md, report.html, the PR comment and its phase bars show the cause x
+    phase table's column totals under the column labels, and ``attribution`` holds the same sums."""
+    from dynaprof.render.pr_pictures import COMMENT, PHASES_SVG, pr_files
+
+    s = inductor_session()
+    t = session_cause_table(s)
+    assert t is not None and len(t.columns) >= 5
+    for c in t.columns:
+        assert s.attribution[c.key] == pytest.approx(t.totals.cells[c.key], abs=1e-6)
+    want = [fmt.seconds(t.totals.cells[c.key]) for c in t.columns]
+    term = next(line for line in summary_text(s).splitlines() if line.strip().startswith("all causes"))
+    assert re.split(r"\s{2,}", term.strip())[1:-2] == want
+    md_row = next(line for line in summary_markdown(s).splitlines() if line.startswith("| **all causes**"))
+    assert [x.strip() for x in md_row.strip("|").split("|")][1:-3] == want  # less total, %, waste
+    page = report_html(RenderContext(s, use_dot=False))
+    total_row = page[page.index('<tr class=dp-total>'):]
+    total_row = total_row[: total_row.index("</tr>")]
+    assert re.findall(r'<td class="n">([^<]*)</td>', total_row)[: len(want)] == want
+    assert 'id="attribution"' not in page and "first matching rule" not in page
+    ctx = RenderContext(s, use_dot=False)
+    files = pr_files(ctx)
+    comment = files[COMMENT]
+    assert "| **all causes** |" in comment and "first matching rule" not in comment
+    bars = ET.fromstring(files[PHASES_SVG])
+    tips = [el.text or "" for el in bars.iter("{http://www.w3.org/2000/svg}title")]
+    for c, secs in zip(t.columns, want, strict=True):
+        assert any(tip.startswith(f"{c.label}: {secs} ") for tip in tips), (c.label, tips)
+
+
+def test_compare_by_phase_uses_the_table_columns() -> None:
+    base, new = seed_session(parametrized=False), inductor_session()
+    cmp = compare_sessions(base, new)
+    labels = {c.label for c in session_cause_table(new).columns}  # type: ignore[union-attr]
+    text = str(render_compare(cmp, base, new, names=("a", "b"))["compare.md"])
+    block = text[text.index("By phase (sampled seconds)"):]
+    block = block[: block.index("</details>")]
+    rows = [line.split("|")[1].strip() for line in block.splitlines() if line.startswith("| ")][2:]  # header, rule
+    assert rows and set(rows) <= labels | {"guard building", "Dynamo tracing", "other"}
+    for c in session_cause_table(new).columns:  # type: ignore[union-attr]
+        if c.label in rows:
+            assert cmp.categories[c.key].new == pytest.approx(new.attribution[c.key])
