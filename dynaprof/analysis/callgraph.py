@@ -11,7 +11,7 @@ Every node gets the phase group of a one-frame stack of its function (``analysis
 user functions are Dynamo tracing), and the path that leads to parametrization property tracing is
 marked (``param_path`` on nodes and edges, ``parametrization`` on the nodes where it
 happens): from samples, the exact compiler paths of the stacks attributed to ``parametrization``,
-down to ``resolve_data_descriptor``/``tp_descr_get_impl``; from cProfile (no locals), the rule-3
+down to ``resolve_data_descriptor``/``tp_descr_get_impl``; from cProfile (no locals), the
 signature ``resolve_data_descriptor`` calling ``tp_descr_get_impl``, when the session confirms
 parametrized properties were traced, with the shortest (then heaviest) path from the root to it.
 Pruning follows gprof2dot: nodes under ``node_threshold`` and edges under ``edge_threshold`` of
@@ -30,18 +30,18 @@ import networkx as nx
 
 from dynaprof import fmt
 from dynaprof.analysis.attribution import PARAMETRIZATION_COLOUR
-from dynaprof.analysis.causes import PARAMETRIZE_FILE, is_parametrization, stack_phase, tables
+from dynaprof.analysis.causes import (
+    PARAMETRIZE_FILE,
+    is_parametrization,
+    property_signature_step,
+    stack_phase,
+    tables,
+)
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.fold import FOLD_KIND, FOLD_KINDS, FOLD_PROPERTY_KIND
 from dynaprof.analysis.pstats_tools import FuncKey, PStatsTable, total_time
 from dynaprof.analysis.stacks import COLOUR_ORDER
 from dynaprof.model.session import CAUSE_PARAMETRIZATION, GROUP_OF, FunctionRef, Session, Stack
-
-#: (file suffix, function name) of the frames where Dynamo traces a @property (notes §7.4 rule 3)
-PROPERTY_SIGNATURE: tuple[tuple[str, str], ...] = (
-    ("torch/_dynamo/variables/user_defined.py", "resolve_data_descriptor"),
-    ("torch/_dynamo/variables/functions.py", "tp_descr_get_impl"),
-)
 
 
 @dataclass
@@ -98,9 +98,7 @@ def _short(filename: str) -> str:
 
 
 def _is_signature(filename: str, name: str) -> bool:
-    path = filename.replace("\\", "/")
-    short = name.rsplit(".", 1)[-1]
-    return any(path.endswith(f) and short == n for f, n in PROPERTY_SIGNATURE)
+    return property_signature_step(filename, name) is not None
 
 
 #: folded frames are classified as the traced code they stand for

@@ -36,9 +36,20 @@ from dynaprof.model.session import (
 )
 
 PARAMETRIZE_FILE = "torch/nn/utils/parametrize.py"
-#: a data descriptor (an ``@property``) being resolved by Dynamo: the compiler stack's signature of a
-#: property read, for samples without a traced stack (py-spy cannot read frame locals)
-_PROPERTY_RESOLUTION = ("resolve_data_descriptor", "tp_descr_get_impl")
+#: (file suffix, function name) of the frames where Dynamo resolves an ``@property``, outer then
+#: inner: the compiler stack's signature of a property read, for samples and cProfile data that have
+#: no traced stack (py-spy and cProfile cannot read frame locals)
+PROPERTY_SIGNATURE: tuple[tuple[str, str], ...] = (
+    ("torch/_dynamo/variables/user_defined.py", "resolve_data_descriptor"),
+    ("torch/_dynamo/variables/functions.py", "tp_descr_get_impl"),
+)
+
+
+def property_signature_step(filename: str, name: str) -> int | None:
+    """Which frame of ``PROPERTY_SIGNATURE`` a function is (0 outer, 1 inner), else None."""
+    path = filename.replace("\\", "/")
+    short = name.rsplit(".", 1)[-1]
+    return next((i for i, (f, n) in enumerate(PROPERTY_SIGNATURE) if short == n and path.endswith(f)), None)
 
 
 def in_parametrize(f: FunctionRef) -> bool:
@@ -53,13 +64,14 @@ def is_parametrization(f: FunctionRef) -> bool:
 
 
 def resolves_property(compiler: Sequence[FunctionRef]) -> bool:
-    """The compiler stack resolves a property: ``resolve_data_descriptor``, then (deeper)
-    ``tp_descr_get_impl``."""
+    """The compiler stack resolves a property: ``PROPERTY_SIGNATURE``'s outer frame, then (deeper)
+    its inner one."""
     seen = False
     for f in compiler:
-        if f.name.endswith(_PROPERTY_RESOLUTION[0]):
+        step = property_signature_step(f.filename, f.name)
+        if step == 0:
             seen = True
-        elif seen and f.name.endswith(_PROPERTY_RESOLUTION[1]):
+        elif seen and step == 1:
             return True
     return False
 

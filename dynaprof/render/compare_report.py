@@ -145,12 +145,16 @@ def diff_svgs(base: Session, new: Session, options: RenderOptions, names: tuple[
         from dynaprof.render.flamegraph import diff_flamegraph_svg
     except ImportError:  # pragma: no cover - ships with dynaprof
         return {}
+    from dynaprof.analysis.derived import Derived
+
     out = {}
+    derived = {id(base): Derived(base), id(new): Derived(new)}  # each run's stacks classified once, for both views
     for view, label in VIEWS:
         what = "share of compile time" if normalize else "compile time"
         out[f"diff-{view}.svg"] = diff_flamegraph_svg(
             # the compiler view folded as its flamegraph is (analysis.fold): the runs line up by user call
-            build_tree(base, view, fold=view == "compiler"), build_tree(new, view, fold=view == "compiler"),
+            build_tree(base, view, fold=view == "compiler", derived=derived[id(base)]),
+            build_tree(new, view, fold=view == "compiler", derived=derived[id(new)]),
             title=f"{names[0]} -> {names[1]}: {label}",
             subtitle=f"differential flamegraph of {what} by {label}; BASE {names[0]}, NEW {names[1]}",
             options=options, normalize=normalize)
