@@ -108,7 +108,7 @@ PHASE_GROUPS: tuple[PhaseGroup, ...] = (
     PhaseGroup("fake_tensor", PHASE_LABELS["fake_tensor"], "fake", ("fake_tensor",)),
     PhaseGroup("guard_building", PHASE_LABELS["guard_building"], "guards", ("guard_building",)),
     PhaseGroup("aot_autograd", "AOT autograd", "AOT", ("aot_trace", "aot_partition", "aot_other")),
-    PhaseGroup("inductor", "Inductor passes/lowering/scheduling/codegen", "Inductor",
+    PhaseGroup("inductor", "Inductor passes, lowering, scheduling, codegen", "Inductor",
                ("graph_passes", "lowering", "scheduling", "codegen", "inductor_other", "autotuning")),
     PhaseGroup("kernel_compile", PHASE_LABELS["kernel_compile"], "kernels", ("kernel_compile",)),
     PhaseGroup("toolchain_setup", PHASE_LABELS["toolchain_setup"], "toolchain", ("toolchain_setup",)),
