@@ -1,4 +1,4 @@
-"""``dynaprof run --repeat N`` (issue #24 B): N fresh processes with cold compiler caches, one
+"""``dynaprof run --repeat N``: N fresh processes with cold compiler caches, one
 session holding every run's compile times, the report drawn from the median run."""
 
 from __future__ import annotations
