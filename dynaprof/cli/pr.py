@@ -83,13 +83,20 @@ class PrCommand:
     )
 
     def prepare_parser(self, p: argparse.ArgumentParser) -> None:
-        p.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="a run folder, or BASE NEW")
+        p.add_argument("runs", type=Path, nargs="*", metavar="RUN", help="a run folder, or BASE NEW")
+        p.add_argument("--base", type=Path, nargs="+", dest="base_runs", metavar="RUN",
+                       help="several runs of the reference side, pooled as repeats (with --new, instead of BASE NEW)")
+        p.add_argument("--new", type=Path, nargs="+", dest="new_runs", metavar="RUN",
+                       help="several runs of the side compared with it (its first run's folder gets pr/)")
         p.add_argument("-o", "--output", type=Path, metavar="DIR", help="output folder (default: RUN/pr or NEW/pr)")
         p.add_argument("--number", default="N", metavar="PR", help="the pull request number for the gh line")
         p.add_argument("--max-rows", type=int, default=12, metavar="N", help="rows shown in tables (default 12)")
 
     def run(self, args: argparse.Namespace) -> int:
-        if len(args.runs) > 2:
+        pooled = bool(args.base_runs or args.new_runs)
+        if pooled and (args.runs or not (args.base_runs and args.new_runs)):
+            raise DynaprofError("give RUN, BASE NEW, or --base RUN... --new RUN... (several runs per side)")
+        if not pooled and not 1 <= len(args.runs) <= 2:
             raise DynaprofError("give one run (dynaprof pr RUN) or two (dynaprof pr BASE NEW)")
         if args.max_rows < 1:
             raise DynaprofError(f"--max-rows must be at least 1, got {args.max_rows}")
@@ -100,7 +107,15 @@ class PrCommand:
         from dynaprof.render.pr_pictures import pr_compare_files, pr_files
 
         options = RenderOptions(max_rows=args.max_rows)
-        loaded = [_load(p) for p in args.runs]
+        if pooled:
+            from dynaprof.analysis.repeats import pool
+
+            sides = [[_load(p) for p in paths] for paths in (args.base_runs, args.new_runs)]
+            loaded = [(pool([s for s, _ in side]), side[0][1]) for side in sides]
+            firsts = [args.base_runs[0], args.new_runs[0]]
+        else:
+            loaded = [_load(p) for p in args.runs]
+            firsts = list(args.runs)
         if len(loaded) == 1:
             session, folder = loaded[0]
             files = pr_files(_ctx(session, options))
@@ -108,7 +123,7 @@ class PrCommand:
             from dynaprof.cli.compare import run_name
 
             (base, _), (new, folder) = loaded
-            names = (run_name(args.runs[0]), run_name(args.runs[1]))
+            names = (run_name(firsts[0]), run_name(firsts[1]))
             if names[0] == names[1]:
                 names = (f"{names[0]}-base", f"{names[1]}-new")
             base_ctx, new_ctx = _ctx(base, options), _ctx(new, options)
