@@ -17,6 +17,7 @@ from dynaprof.cli import ranks_support
 from dynaprof.cli.common import display_path, info, prepare_out_dir, write_files
 from dynaprof.model.session import CATEGORY_LABELS, Session
 from dynaprof.model.store import SESSION_FILE, load_session, rank_dir_name
+from dynaprof.render import cache_section
 from dynaprof.render.compare_report import render_compare
 
 COMPARE_DIR = "dynaprof-compare"
@@ -148,6 +149,8 @@ class CompareCommand:
             info(f"  {line}")
         if cmp.only_base or cmp.only_new:
             info(f"  unmatched frames: {len(cmp.only_base):,} only in BASE, {len(cmp.only_new):,} only in NEW")
+        for line in cache_section.compare_lines(base, new, limit=5):
+            info(f"  cache: {fmt.terminal_safe(line)}")
         info(f"wrote {display_path(out_dir)}/: " + ", ".join(p.name for p in written))
         return 0
 
