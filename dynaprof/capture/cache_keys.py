@@ -114,6 +114,11 @@ class CacheKeyHooks:
         if lk is not None:
             self.emit(lk)
 
+    def compute_aot_lines(self, pickler: Any, details: Any) -> list[str]:
+        """AOTAutograd's key components, as torch computes them at DEBUG logging (its pickler
+        hashes each attribute of the key's details again: a few ms per compile)."""
+        return list(pickler.debug_lines(details))
+
     def keep_aot_lines(self, key: Any, lines: list[str]) -> None:
         kept: list[tuple[Any, list[str]]] = getattr(self.aot_lines, "kept", [])
         kept.append((key, lines))
@@ -174,7 +179,7 @@ def _hook_aot_debug_lines(recorder: Recorder, hooks: CacheKeyHooks, module: Any)
         out = orig(pickler, details, key, *a, **k)
         if recorder.current(threading.get_ident()) is not None:
             try:  # what torch computes at DEBUG, computed here without touching its logging
-                hooks.keep_aot_lines(key, out if out else list(pickler.debug_lines(details)))
+                hooks.keep_aot_lines(key, out if out else hooks.compute_aot_lines(pickler, details))
             except Exception:
                 pass
         return out

@@ -41,7 +41,9 @@ def dynamo_lookups(frames: list[CompiledFrame]) -> list[tuple[str, ParsedLookup]
             continue
         part = f.compile_id.split("/")
         first = len(part) >= 2 and part[1] == "0"
-        reason = FIRST_COMPILE if first else (f.recompile_reason or "a recompile: its cached entries' guards failed")
+        # torch lists each cached entry's guard failure on a line of its own
+        failures = "; ".join(x.strip() for x in (f.recompile_reason or "").splitlines() if x.strip())
+        reason = FIRST_COMPILE if first else (failures or "a recompile: its cached entries' guards failed")
         out.append((f.key, ParsedLookup("dynamo", "miss", cut(reason, 500), _code_key(f))))
     return out
 
