@@ -201,9 +201,9 @@ def test_components_missing_on_one_side_differ() -> None:
 def test_journal_records_become_the_session_lookups() -> None:
     records: list[dict[str, Any]] = [dict(r) for r in JOURNAL]
     at = next(i for i, r in enumerate(records) if r["t"] == "metrics")
-    parts = [{"t": "key_part", "id": 0, "name": "gm", "hash": "g1", "value": "GraphModule()"},
-             {"t": "key_part", "id": 1, "name": "inductor_config[debug]", "hash": "d1", "value": "False"},
-             {"t": "key_part", "id": 2, "name": "mul", "hash": "n1", "value": "mul = mm * 2"}]
+    parts = [{"t": "key_part", "items": [[0, "gm", "g1", "GraphModule()"], [1, "inductor_config[debug]", "d1",
+                                                                            "False"]]},
+             {"t": "key_part", "items": [[2, "mul", "n1", "mul = mm * 2"], ["bad"], [3, None, "h", "v"]]}]
     lookups = [{"t": "cache_lookup", "key": "0/0", "cache": "fx_graph", "outcome": "hit", "parts": [0, 1],
                 "nodes": [2], "cache_key": "fk", "saved_s": 1.25},
                {"t": "cache_lookup", "key": "0/0", "cache": "aot_autograd", "outcome": "bypass", "parts": [],

@@ -54,6 +54,9 @@ AOT_CACHE = "torch._functorch._aot_autograd.autograd_cache"
 PGO = "torch._dynamo.pgo"
 #: AOTAutograd debug lines kept for their lookup's event, per thread (the event follows at once)
 _KEPT = 4
+#: values whose pickled hash depends on the value alone (``compute_aot_lines``), and how many kept
+_PLAIN = frozenset({bool, int, str, type(None)})  # not float: -0.0 == 0.0, but they pickle apart
+_MEMO_MAX = 50_000
 
 
 class _Parts:
@@ -61,15 +64,20 @@ class _Parts:
 
     def __init__(self, emit: Any) -> None:
         self.emit = emit
-        self.ids: dict[tuple[str, str, str], int] = {}
+        self.ids: dict[KeyComponent, int] = {}
+        self.new: list[list[Any]] = []  # written as one record before the lookup that uses them
 
     def id_of(self, c: KeyComponent) -> int:
-        k = (c.name, c.hash, c.value)
-        i = self.ids.get(k)
+        i = self.ids.get(c)
         if i is None:
-            i = self.ids[k] = len(self.ids)
-            self.emit({"t": "key_part", "id": i, "name": c.name, "hash": c.hash, "value": c.value})
+            i = self.ids[c] = len(self.ids)
+            self.new.append([i, c.name, c.hash, c.value])
         return i
+
+    def flush(self) -> None:
+        if self.new:
+            self.emit({"t": "key_part", "items": self.new})
+            self.new = []
 
 
 class CacheKeyHooks:
@@ -77,9 +85,10 @@ class CacheKeyHooks:
         self.recorder = recorder
         self.parts = _Parts(recorder.emit)
         self.aot_lines = threading.local()  # .kept: list[(key, debug lines)]
+        self.hash_memo: dict[tuple[Any, ...], Any] = {}  # see compute_aot_lines
 
     def _table(self) -> _Parts:
-        if self.parts.emit is not self.recorder.emit:  # a new journal: its ids start again
+        if self.parts.emit != self.recorder.emit:  # a new journal: its ids start again
             self.parts = _Parts(self.recorder.emit)
         return self.parts
 
@@ -99,6 +108,7 @@ class CacheKeyHooks:
             rec["cache_key"] = lk.key
         if lk.time_saved_s is not None:
             rec["saved_s"] = lk.time_saved_s
+        table.flush()  # one journal line for a first lookup's ~600 new components, not one each
         self.recorder.emit(rec)
 
     def on_instant(self, name: str, metadata: Any) -> None:
@@ -115,9 +125,33 @@ class CacheKeyHooks:
             self.emit(lk)
 
     def compute_aot_lines(self, pickler: Any, details: Any) -> list[str]:
-        """AOTAutograd's key components, as torch computes them at DEBUG logging (its pickler
-        hashes each attribute of the key's details again: a few ms per compile)."""
-        return list(pickler.debug_lines(details))
+        """AOTAutograd's key components, as torch computes them at DEBUG logging: its pickler
+        hashes each attribute of the key's details again, ~600 of them Inductor config values.
+        The hashes of plain values are kept for the process's later compiles (the same values,
+        the same pickler class: the same hash), so only the first compile pays for them all."""
+        memo = self.hash_memo
+        own = pickler.get_hash  # torch is done with this pickler: shadowing its method is safe
+
+        def get_hash(obj: Any) -> Any:
+            t = type(obj)
+            if t in _PLAIN:
+                k: tuple[Any, ...] = (type(pickler), t, obj)
+            elif (t is list or t is tuple) and all(type(x) in _PLAIN for x in obj):
+                k = (type(pickler), t, *((type(x), x) for x in obj))  # (True,) and (1,) pickle apart
+            else:
+                return own(obj)
+            h = memo.get(k)
+            if h is None:
+                h = own(obj)
+                if len(memo) < _MEMO_MAX:
+                    memo[k] = h
+            return h
+
+        pickler.get_hash = get_hash
+        try:
+            return list(pickler.debug_lines(details))
+        finally:
+            del pickler.get_hash
 
     def keep_aot_lines(self, key: Any, lines: list[str]) -> None:
         kept: list[tuple[Any, list[str]]] = getattr(self.aot_lines, "kept", [])

@@ -76,9 +76,13 @@ class JournalLookups:
         self.lookups: list[tuple[str, ParsedLookup]] = []
 
     def key_part(self, r: KeyPart) -> None:
-        i, name, h = r.get("id"), _str(r.get("name")), _str(r.get("hash"))
-        if isinstance(i, int) and name is not None and h is not None:
-            self.parts[i] = KeyComponent(name, h, cut(_str(r.get("value")) or ""))
+        items = r.get("items")
+        for item in items if isinstance(items, list) else []:
+            if not (isinstance(item, list) and len(item) == 4):
+                continue
+            i, name, h, value = item
+            if isinstance(i, int) and isinstance(name, str) and isinstance(h, str):
+                self.parts[i] = KeyComponent(name, h, cut(value if isinstance(value, str) else ""))
 
     def lookup(self, r: CacheLookupRecord) -> None:
         key, cache, outcome = _str(r.get("key")), _str(r.get("cache")), _str(r.get("outcome"))

@@ -13,6 +13,7 @@ lists indices into it: a run's lookups share almost all their config components.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
@@ -42,7 +43,7 @@ _FREES = re.compile(r";\s+[\w\s=]+= None\s*$")
 _UNPRINTABLE = re.compile(r"[^\t\n\x20-\x7e\u00a0-\ufffd]")
 
 
-@dataclass
+@dataclass(frozen=True)
 class KeyComponent:
     """One part of a cache key (or one node of the graph's code): its name, torch's hash of it,
     and its value cut to ``VALUE_CHARS`` characters."""
@@ -125,10 +126,12 @@ class ParsedLookup:
 
 def cut(value: str, limit: int = VALUE_CHARS) -> str:
     """``value`` with unprintable characters replaced, cut to ``limit`` characters (``...`` marks a cut)."""
-    text = _UNPRINTABLE.sub("?", value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    if len(value) <= limit:
+        return _UNPRINTABLE.sub("?", value)
+    return _UNPRINTABLE.sub("?", value[: limit - 3]) + "..."  # one character for one: cut first
 
 
+@functools.lru_cache(maxsize=8192)  # a run's lookups repeat most lines (the config): pure, on a str
 def parse_component(line: str) -> tuple[KeyComponent, str] | None:
     """``[hash] name: value`` -> (the component with its value cut, the whole value); None if not one."""
     m = _LINE.match(line)

@@ -345,14 +345,12 @@ class Calls(TypedDict):
 
 
 class KeyPart(TypedDict):
-    """A cache key component, or a graph node, seen for the first time in this journal (schema 4):
-    ``cache_lookup`` records refer to it by ``id`` (``value`` cut to 200 characters)."""
+    """Cache key components, or graph nodes, seen for the first time in this journal (schema 4),
+    written just before the ``cache_lookup`` that first uses them: ``items`` are
+    ``[id, name, hash, value]`` (``value`` cut to 200 characters); lookups refer to them by id."""
 
     t: Literal["key_part"]
-    id: int
-    name: str
-    hash: str
-    value: str
+    items: list[list[Any]]
 
 
 class CacheLookupRecord(TypedDict):
