@@ -16,7 +16,7 @@ Timing the hooks directly gives their cost without process-to-process noise, whi
 2-core machine is larger than the cost itself. docs/caches.md keeps the figures.
 
     .venv/bin/python benchmarks/bench_caches.py                 # the warm-start table
-    .venv/bin/python benchmarks/bench_caches.py --models library --cost
+    .venv/bin/python benchmarks/bench_caches.py --models --cost seed library   # the hooks' cost only
 """
 
 from __future__ import annotations
@@ -71,9 +71,11 @@ COST = textwrap.dedent("""\
                 spent["calls"] += 1
         setattr(ck.CacheKeyHooks, name, wrapper)
     timed("on_instant"); timed("compute_aot_lines")
-    with dynaprof.profile(sys.argv[1], render=False, sampler="none") as p:
-        exec(open(sys.argv[2]).read(), {"__name__": "__main__"})
-    s = dynaprof.load_session(sys.argv[1])
+    out, script = sys.argv[1], sys.argv[2]
+    sys.argv = sys.argv[2:]  # the model's own command line
+    with dynaprof.profile(out, render=False, sampler="none") as p:
+        exec(compile(open(script).read(), script, "exec"), {"__name__": "__main__"})
+    s = dynaprof.load_session(out)
     spent["compile_s"] = s.total_compile_s
     spent["lookups"] = len([lk for lk in s.cache_keys.lookups if lk.cache != "dynamo"])
     spent["compiles"] = len(s.frames)
@@ -121,22 +123,24 @@ def table(model: str, tmp: Path) -> list[str]:
     return rows
 
 
-def cost(tmp: Path) -> str:
-    work = tmp / "cost"
+def cost(tmp: Path, model: str) -> str:
+    work = tmp / f"cost-{model}"
     work.mkdir(parents=True)
     (work / "model.py").write_text(LIBRARY.rstrip("\n") + "\n" + SECOND)
     (work / "cost.py").write_text(COST)
+    script = ["model.py"] if model == "library" else MODELS["seed"][1]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_CACHE_DIR": str(work / "cache")}
     out = []
     for case in ("cold", "warm"):
-        proc = subprocess.run([sys.executable, "cost.py", str(work / case), "model.py"], cwd=work, env=env,
+        proc = subprocess.run([sys.executable, "cost.py", str(work / case), *script], cwd=work, env=env,
                               capture_output=True, text=True, timeout=3600)  # fmt: skip
         if proc.returncode != 0:
             raise SystemExit(f"cost: failed:\n{proc.stderr[-2000:]}")
         d = json.loads(proc.stdout.strip().splitlines()[-1])
         hooks = d["on_instant"] + d["compute_aot_lines"]
-        out.append(f"{case}: {d['lookups']} lookups in {d['compiles']} compiles, hooks {hooks * 1e3:.1f} ms (reading cache info "
-                   f"{d['on_instant'] * 1e3:.1f} ms, AOTAutograd components {d['compute_aot_lines'] * 1e3:.1f} ms) "
+        out.append(f"{model}, {case}: {d['lookups']} lookups in {d['compiles']} compiles, hooks {hooks * 1e3:.1f} ms "
+                   f"(reading cache info {d['on_instant'] * 1e3:.1f} ms, AOTAutograd components "
+                   f"{d['compute_aot_lines'] * 1e3:.1f} ms) "
                    f"of {d['compile_s']:.2f} s compile ({hooks / d['compile_s']:.2%})")
     return "\n".join(out)
 
@@ -144,7 +148,8 @@ def cost(tmp: Path) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
-    ap.add_argument("--cost", action="store_true", help="also time the cache hooks themselves")
+    ap.add_argument("--cost", nargs="*", choices=list(MODELS), help="also time the cache hooks themselves, "
+                    "on these models (default: none)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-caches-") as d:
         tmp = Path(d)
@@ -153,9 +158,9 @@ def main() -> None:
         for model in args.models:
             for row in table(model, tmp):
                 print(row, flush=True)
-        if args.cost:
+        for model in args.cost or []:
             print()
-            print(cost(tmp))
+            print(cost(tmp, model), flush=True)
     print(f"\nmachine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end")
 
 

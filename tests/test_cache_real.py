@@ -186,3 +186,30 @@ def test_journal_records_are_of_their_types(runs: dict[str, Any], monkeypatch: p
     problems = [p for i, rec in enumerate(records) if rec["t"] in ("key_part", "cache_lookup")
                 for p in _typeddict_problems(rec, RECORD_TYPES[rec["t"]], f"{rec['t']} {i}")]  # fmt: skip
     assert problems == []
+
+
+PGO = """\
+import torch
+
+@torch.compile(backend="eager")
+def f(x):
+    return x * 2
+
+f(torch.randn(4))
+f(torch.randn(5))
+"""
+
+
+def test_profile_guided_code_state_misses_then_hits(runs: dict[str, Any]) -> None:
+    """With a job id, Dynamo reads its code state at the first compile and writes it at exit: the
+    first run misses, the next hits, and compiles the size that changed dynamic at once."""
+    r: Runs = runs["runs"]
+    job = {"TORCH_COMPILE_JOB_ID": "dynaprof-pgo-test"}
+    first, _ = r.run("pgo-1", PGO, job)
+    second, md = r.run("pgo-2", PGO, job)
+    assert [lk.outcome for lk in first.cache_keys.lookups if lk.cache == "pgo"] == ["miss"]
+    assert [lk.outcome for lk in second.cache_keys.lookups if lk.cache == "pgo"] == ["hit"]
+    recompile = next(lk for lk in first.cache_keys.lookups if lk.frame == "0/1")
+    assert recompile.cache == "dynamo" and "size mismatch at index 0" in (recompile.reason or "")
+    assert len(second.frames) == 1  # the code state made the first compile dynamic
+    assert md_escape("0/0: Dynamo's profile-guided code state hit") in unwrap(md)

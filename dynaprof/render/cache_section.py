@@ -48,6 +48,8 @@ def run_lines(s: Session, limit: int = 10) -> list[str]:
     out += [m.line() for m in explained[:limit]]
     if len(explained) > limit:
         out.append(f"... and {len(explained) - limit:,} more explained misses")
+    out += [f"{lk.frame}: {CACHE_NAMES['pgo']} {lk.outcome}" + (f" (key {lk.key})" if lk.key else "")
+            for lk in s.cache_keys.lookups if lk.cache == "pgo"][:limit]
     found = bypasses(s)
     out += [f"{lk.frame}: {CACHE_NAMES.get(lk.cache, lk.cache)} bypassed: {reason}" for lk, reason in found[:limit]]
     if len(found) > limit:
