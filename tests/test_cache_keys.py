@@ -29,6 +29,7 @@ from dynaprof.render.base import RenderContext
 from dynaprof.render.cache_section import compare_lines, run_lines, view
 from dynaprof.render.html import report_html
 from dynaprof.render.markdown import summary_markdown
+from dynaprof.render.terminal import summary_text
 from tests.factories import frame, make_session
 from tests.helpers import JOURNAL, unwrap
 
@@ -287,6 +288,8 @@ def test_the_reports_show_the_cache_section_escaped() -> None:
     assert "#### Cache" in md and "<img" not in md
     html = report_html_of(s)
     assert 'id="cache"' in html and "<img" not in html and "&lt;img" in html
+    text = unwrap(summary_text(s))  # the terminal summary: the same lines
+    assert "cache: served from cache: 0 of 2 graphs" in text and "cache: 0/0#1: AOTAutograd cache bypassed" in text
 
 
 def report_html_of(s: Session) -> str:

@@ -68,6 +68,7 @@ class Runs:
         self.root = root
         self.cache = root / "inductor-cache"
         self.cache.mkdir()
+        self.terminal: dict[str, str] = {}  # run name -> what dynaprof run printed
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         return {"TORCHINDUCTOR_CACHE_DIR": str(self.cache), **(extra or {})}
@@ -79,6 +80,7 @@ class Runs:
         proc = run_dynaprof(["run", "-o", name, *opts, str(src / "model.py")], cwd=self.root, env=self.env(extra),
                             timeout=600)  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-3000:]
+        self.terminal[name] = proc.stdout + proc.stderr
         return load_session(self.root / name), (self.root / name / "summary.md").read_text()
 
 
@@ -106,6 +108,7 @@ def test_second_run_hits_and_says_so(runs: dict[str, Any]) -> None:
     assert ws is not None and (ws.served, ws.graphs) == (1, 1)
     assert "served from cache: 1 of 1 graph" in unwrap(warm_md) and " s saved" in warm_md
     assert "served from cache: 0 of 1 graph" in unwrap(cold_md)
+    assert "cache: served from cache: 1 of 1 graph" in unwrap(runs["runs"].terminal["warm"])
     # every lookup carries its key and components (AOTAutograd's too, computed without DEBUG logging)
     for lk in cold.cache_keys.lookups:
         if lk.cache in ("aot_autograd", "fx_graph"):
