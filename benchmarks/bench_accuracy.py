@@ -45,7 +45,7 @@ def main() -> None:
     for n, (t, f) in enumerate(pairs):
         assert any(p.parametrized for p in t.properties) and not f.properties, "unexpected frame order"
         diff = (t.compile_time_s or 0) - (f.compile_time_s or 0)
-        sampled = t.attribution.get("parametrization", 0.0)
+        sampled = t.axes.causes.get("parametrization", 0.0) if t.axes is not None else 0.0
         exact = sum(p.seconds for p in t.properties if p.parametrized)
         if n > 0:
             ratios.append(sampled / diff)

@@ -1,11 +1,24 @@
-"""Attribution rules on hand-built stacks: every second lands in exactly one category."""
+"""The one breakdown: every sampled second lands in one phase group, and ``attribution`` is exactly
+the cause x phase matrix summed over each group's phases (the table's column totals)."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from dynaprof.analysis.attribution import attribute, classify, property_seconds
-from dynaprof.model import CATEGORIES, PropertyTrace, Stack
+from dynaprof.analysis.attribution import group_seconds, stack_categories, stack_group
+from dynaprof.analysis.causes import Tables, session_tables
+from dynaprof.model import CATEGORIES, FunctionRef, PropertyTrace, Stack
+from dynaprof.model.session import (
+    CATEGORY_LABELS,
+    CAUSE_PARAMETRIZATION,
+    CAUSE_WHOLE_GRAPH,
+    GROUP_OF,
+    PHASE_GROUPS,
+    PHASE_LABELS,
+    PHASES,
+)
 from tests.factories import DYN, SP, FunctionTable, frame, make_session, seed_session
 
 
@@ -23,74 +36,64 @@ CASES = [
             ("CppBuilder.build", SP + "torch/_inductor/cpp_builder.py"),
         ],
         [],
-        "cpp_triton_compile",
+        "kernel_compile",
     ),
-    ([("codegen", SP + "torch/_inductor/scheduler.py")], [], "inductor_codegen"),
+    ([("codegen", SP + "torch/_inductor/scheduler.py")], [], "inductor"),
     ([("aot_module_simplified", SP + "torch/_functorch/aot_autograd.py")], [], "aot_autograd"),
     (
         [("run", DYN + "symbolic_convert.py"), ("_wrap", DYN + "variables/builder.py")],
         [("forward", "/u.py", "traced")],
         "fake_tensor",
     ),
-    ([("run", DYN + "symbolic_convert.py")], [("forward", "/u.py", "traced")], "user_tracing"),
+    ([("run", DYN + "symbolic_convert.py")], [("forward", "/u.py", "traced")], "dynamo_tracing"),
     ([("_find_and_load", "<frozen importlib._bootstrap>")], [], "other"),
+    # tracing a parametrization's @property is Dynamo tracing: parametrization is its cause, not a phase
     (
         [("run", DYN + "symbolic_convert.py")],
         [("forward", "/u.py", "traced"), ("Linear.weight", SP + "torch/nn/utils/parametrize.py", "property")],
-        "parametrization",
-    ),
-    (
-        [("run", DYN + "symbolic_convert.py")],
-        [("forward", "/u.py", "traced"), ("get_parametrized", SP + "torch/nn/utils/parametrize.py", "traced")],
-        "parametrization",
-    ),
-    # a property that is not a parametrization is ordinary user-code tracing
-    (
-        [("run", DYN + "symbolic_convert.py")],
-        [("forward", "/u.py", "traced"), ("Foo.bar", "/u.py", "property")],
-        "user_tracing",
+        "dynamo_tracing",
     ),
 ]
 
 
 @pytest.mark.parametrize("compiler, traced, expected", CASES)
-def test_rules(compiler: list[tuple[str, str]], traced: list[tuple[str, str, str]], expected: str) -> None:
+def test_each_stack_has_one_phase_group(compiler: list[tuple[str, str]], traced: list[tuple[str, str, str]],
+                                        expected: str) -> None:
     t = FunctionTable()
-    assert classify(_stack(t, compiler, traced), t.functions, final_attempt=0) == expected
+    assert stack_group(_stack(t, compiler, traced), Tables(t.functions)) == expected
 
 
-def test_discarded_attempts_are_restarts_whatever_they_did() -> None:
-    t = FunctionTable()
-    st = _stack(t, [("f", DYN + "guards.py")], attempt=0)
-    assert classify(st, t.functions, final_attempt=1) == "restarts"
-    st = _stack(t, [("f", DYN + "guards.py")], attempt=1)
-    assert classify(st, t.functions, final_attempt=1) == "guard_building"
+def test_labels_stand_for_one_number() -> None:
+    """A group of one phase has the phase's key and label; a group of several has a label no phase
+    has, so no label a reader sees is used for two different sums."""
+    assert len(set(CATEGORY_LABELS.values())) == len(CATEGORY_LABELS)
+    assert sorted(p for g in PHASE_GROUPS for p in g.phases) == sorted(PHASES)
+    for g in PHASE_GROUPS:
+        if len(g.phases) == 1:
+            assert (g.key, g.label) == (g.phases[0], PHASE_LABELS[g.phases[0]])
+        else:
+            assert g.label not in PHASE_LABELS.values()
+            assert g.key not in PHASES
 
 
-def test_pyspy_stacks_match_parametrization_only_in_parametrized_frames() -> None:
-    t = FunctionTable()
-    st = _stack(
-        t,
-        [
-            ("UserDefinedObjectVariable.resolve_data_descriptor", DYN + "variables/user_defined.py"),
-            ("PropertyVariable.tp_descr_get_impl", DYN + "variables/functions.py"),
-        ],
-    )
-    assert classify(st, t.functions, 0, parametrized_frame=True) == "parametrization"
-    # Dynamo's variable trackers are tracing work (the deepest subsystem frame names the phase)
-    assert classify(st, t.functions, 0, parametrized_frame=False) == "user_tracing"
+def _matrix_group_sums(session_axes: object) -> dict[str, float]:
+    out = dict.fromkeys(CATEGORIES, 0.0)
+    for phase, row in session_axes.matrix.items():  # type: ignore[attr-defined]
+        out[GROUP_OF[phase]] += sum(row.values())
+    return out
 
 
-def test_totals_add_up_and_each_category_is_present() -> None:
+def test_attribution_is_the_phase_axis_of_the_seed() -> None:
     s = seed_session()
-    run, per_frame = attribute(s)
-    assert set(run) == set(CATEGORIES)
-    assert sum(run.values()) == pytest.approx(s.samples.seconds)  # type: ignore[union-attr]
-    assert per_frame["0/0"] == run
-    assert max(run, key=run.__getitem__) == "parametrization"
+    assert s.axes is not None
+    assert set(s.attribution) == set(CATEGORIES)
+    assert s.attribution == pytest.approx(_matrix_group_sums(s.axes))
+    assert sum(s.attribution.values()) == pytest.approx(s.samples.seconds)  # type: ignore[union-attr]
+    assert "parametrization" not in s.attribution and "restarts" not in s.attribution
+    assert s.axes.causes[CAUSE_PARAMETRIZATION] > 0  # the seed's parametrization is a cause
 
 
-def test_restart_time_is_attributed_per_frame() -> None:
+def test_restarts_are_waste_in_their_phase() -> None:
     t = FunctionTable()
     f = frame("0/0", restarts=1)
     stacks = [
@@ -98,46 +101,46 @@ def test_restart_time_is_attributed_per_frame() -> None:
         _stack(t, [("run", DYN + "symbolic_convert.py")], [("f", "/u.py", "traced")], attempt=1),
     ]
     s = make_session([f], stacks, t.functions)
-    assert s.attribution["restarts"] == pytest.approx(0.1)
-    assert s.frames[0].attribution["user_tracing"] == pytest.approx(0.1)
+    assert s.attribution["dynamo_tracing"] == pytest.approx(0.2)
+    assert s.axes is not None and s.axes.restart_waste.seconds == pytest.approx(0.1)
+    assert s.frames[0].attribution["dynamo_tracing"] == pytest.approx(0.2)
 
 
-def test_property_seconds_breaks_parametrization_down() -> None:
-    s = seed_session()
-    secs = property_seconds(s)
-    assert set(secs) == {"Linear.weight", "Linear.bias"}
-    assert secs["Linear.weight"] == pytest.approx(0.45)
-    assert isinstance(s.frames[0].properties[0], PropertyTrace)
+def test_pyspy_stacks_are_parametrization_only_in_parametrized_frames() -> None:
+    """py-spy cannot read the traced stack: the compiler resolving a property in a frame where
+    capture measured parametrized properties is the parametrization's; elsewhere it is not."""
+    t = FunctionTable()
+    compiler = [
+        ("UserDefinedObjectVariable.resolve_data_descriptor", DYN + "variables/user_defined.py"),
+        ("PropertyVariable.tp_descr_get_impl", DYN + "variables/functions.py"),
+    ]
+    prop = PropertyTrace("Linear.weight", "Linear", "weight", "/p.py", 1, True, 2, 1, 0.1)
+    param = make_session([frame("0/0", properties=[prop])], [_stack(t, compiler)], t.functions)
+    plain = make_session([frame("0/0")], [_stack(t, compiler)], t.functions)
+    assert param.axes is not None and plain.axes is not None
+    assert param.axes.causes == {CAUSE_PARAMETRIZATION: pytest.approx(0.1)}
+    assert plain.axes.causes == {CAUSE_WHOLE_GRAPH: pytest.approx(0.1)}
+    assert param.attribution["dynamo_tracing"] == plain.attribution["dynamo_tracing"] == pytest.approx(0.1)
 
 
-def test_stack_categories_agrees_with_classify_on_random_stacks() -> None:
-    """The batch path (each function's rule matches worked out once) gives classify's answer."""
-    import random
-
-    from dynaprof.analysis.attribution import final_attempts, stack_categories
-    from dynaprof.model import FunctionRef
-
+def test_attribution_equals_the_matrix_on_random_stacks() -> None:
+    """Whatever the stacks, per run and per frame, each group's seconds are its phases' seconds."""
     rng = random.Random(7)
     files = [
         DYN + "guards.py", SP + "torch/_inductor/codecache.py", SP + "torch/_inductor/scheduler.py",
         SP + "torch/_functorch/aot_autograd.py", SP + "torch/_subclasses/fake_tensor.py",
         DYN + "symbolic_convert.py", DYN + "variables/user_defined.py", DYN + "variables/functions.py",
         SP + "torch/nn/utils/parametrize.py", "/u.py", "<frozen importlib._bootstrap>",
+        SP + "torch/_inductor/cpp_builder.py", SP + "torch/_inductor/cpu_vec_isa.py",
         "C:\\venv\\Lib\\site-packages\\torch\\_dynamo\\guards.py",
     ]
-    names = ["f", "resolve_data_descriptor", "tp_descr_get_impl", "get_parametrized", "Linear.weight"]
+    names = ["f", "resolve_data_descriptor", "tp_descr_get_impl", "get_parametrized", "Linear.weight", "pick_vec_isa"]
     kinds = ["python", "traced", "property", "native"]
     funcs = [FunctionRef(rng.choice(names), rng.choice(files), i, rng.choice(kinds)) for i in range(60)]
     stacks = [
-        Stack(
-            rng.choice(["0/0", "1/0", None]),
-            rng.choice([-1, 0, 1, 2]),
-            1,
-            [rng.randrange(60) for _ in range(rng.randint(0, 6))],
-            [rng.randrange(60) for _ in range(rng.choice([0, 0, 1, 3]))],
-            1,
-            0.01,
-        )
+        Stack(rng.choice(["0/0", "1/0", None]), rng.choice([-1, 0, 1, 2]), 1,
+              [rng.randrange(60) for _ in range(rng.randint(0, 6))],
+              [rng.randrange(60) for _ in range(rng.choice([0, 0, 1, 3]))], 1, 0.01)
         for _ in range(3000)
     ]
     s = make_session(
@@ -148,10 +151,15 @@ def test_stack_categories_agrees_with_classify_on_random_stacks() -> None:
         functions=funcs,
         stacks=stacks,
     )
-    finals = final_attempts(s)
-    param = {"0/0"}
-    expected = [
-        classify(st, funcs, finals.get(st.frame) if st.frame is not None else None, st.frame in param) for st in stacks
-    ]
-    assert stack_categories(s) == expected
-    assert set(expected) == set(CATEGORIES)
+    assert s.axes is not None
+    assert s.attribution == pytest.approx(_matrix_group_sums(s.axes))
+    assert s.attribution == group_seconds(s.axes)
+    for f in s.frames:
+        assert f.axes is not None and f.attribution == pytest.approx(_matrix_group_sums(f.axes))
+    # the pictures' colour: the parametrization cause, else the phase group
+    t = session_tables(s)
+    colours = stack_categories(s)
+    from dynaprof.analysis.causes import stack_causes, stack_phases
+    expected = ["parametrization" if c == CAUSE_PARAMETRIZATION else stack_group(st, t)
+                for st, (c, _) in zip(stacks, stack_causes(s, t, stack_phases(s)), strict=True)]
+    assert colours == expected and "parametrization" in colours and len(set(colours)) > 4

@@ -83,7 +83,7 @@ def test_graph_from_pstats_exact_counts() -> None:
     assert g.edges[func_label(INL), func_label(RUN)]["seconds"] == 1.0
     assert g.nodes[func_label(GUARDS)]["category"] == "guard_building"
     assert g.nodes[func_label(BWRAP)]["category"] == "fake_tensor"
-    assert g.nodes[func_label(STEP)]["category"] == "user_tracing"
+    assert g.nodes[func_label(STEP)]["category"] == "dynamo_tracing"
 
 
 def test_prune_and_dot_counts_match() -> None:
@@ -128,7 +128,7 @@ def test_samples_graph_of_seed_session_highlights_parametrization() -> None:
     assert all(g.edges[a, b]["param_path"] for a, b in itertools.pairwise(path))
     assert not g.nodes[by_name["CheckFunctionManager.__init__"]]["param_path"]
     assert g.nodes[weight]["inclusive_s"] == pytest.approx(0.45)
-    assert g.nodes[by_name["Module.forward"]]["category"] == "user_tracing"
+    assert g.nodes[by_name["Module.forward"]]["category"] == "dynamo_tracing"
     assert weight.endswith(" [inlined property]")  # not the compiler's own frame of that name
     check_golden("callgraph_samples.dot", rcg.callgraph_dot(cg))
 
@@ -261,14 +261,15 @@ def test_thresholds_from_options() -> None:
     assert "thresholds 20%/20%" in rcg.callgraph_dot(cg)
 
 
-def test_function_category_uses_attribution_rules() -> None:
+def test_function_category_is_the_flamegraph_colour_of_the_function() -> None:
     assert cgm.function_category(FunctionRef("f", GU, 1)) == "guard_building"
-    assert cgm.function_category(FunctionRef("f", P + "torch/_inductor/codecache.py", 1)) == "cpp_triton_compile"
+    assert cgm.function_category(FunctionRef("f", P + "torch/_inductor/codecache.py", 1)) == "kernel_compile"
+    assert cgm.function_category(FunctionRef("f", P + "torch/_inductor/cpu_vec_isa.py", 1)) == "toolchain_setup"
     assert (
         cgm.function_category(FunctionRef("Linear.weight", P + "torch/nn/utils/parametrize.py", 1, "property"))
         == "parametrization"
     )
-    assert cgm.function_category(FunctionRef("forward", "/work/repro.py", 1, "traced")) == "user_tracing"
+    assert cgm.function_category(FunctionRef("forward", "/work/repro.py", 1, "traced")) == "dynamo_tracing"
     assert cgm.function_category(FunctionRef("<built-in method builtins.isinstance>", "~", 0)) == "other"
 
 

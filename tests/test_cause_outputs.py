@@ -45,7 +45,8 @@ def test_table_rows_and_columns_add_up_and_small_causes_are_folded() -> None:
     assert sum(r.total for r in t.rows) == pytest.approx(t.totals.total) == pytest.approx(sampled)
     for c in t.columns:
         assert sum(r.cells.get(c.key, 0.0) for r in t.rows) == pytest.approx(t.totals.cells[c.key])
-    assert [c.key for c in t.columns] == ["tracing", "fake", "guards", "aot", "inductor", "kernel"]
+    assert [c.key for c in t.columns] == ["dynamo_tracing", "fake_tensor", "guard_building", "aot_autograd", "inductor",
+                                         "kernel_compile"]
     assert t.rows[0].details[0].label == "Linear.weight via Parametrization"
     assert t.restart_waste == pytest.approx(0.4)
 
@@ -93,7 +94,8 @@ def test_markdown_and_html_tables_escape_hostile_causes() -> None:
     assert len(table) >= 9 and all(len(re.findall(r"(?<!\\)\|", line)) == pipes for line in table)
     page = report_html(RenderContext(s, use_dot=False))
     assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt; | *evil*" in page
-    assert page.index("dp-verdict") < page.index('id="causes"') < page.index('id="attribution"')
+    assert page.index("dp-verdict") < page.index('id="causes"') < page.index('id="flamegraphs"')
+    assert 'id="attribution"' not in page  # one breakdown: the first-match categories are gone
     assert '<a href="#causes">' in page
 
 
@@ -103,14 +105,14 @@ def test_sessions_without_axes_show_no_table() -> None:
             s.axes = None  # as loaded from a schema 1 session or a TORCH_TRACE import
         assert "by cause and phase" not in summary_text(s)
         assert "by cause and phase" not in summary_markdown(s)
-        assert 'id="causes"' not in report_html(RenderContext(s, use_dot=False))
+        assert "dp-table dp-causes" not in report_html(RenderContext(s, use_dot=False))
         assert session_cause_table(s) is None
 
 
 def test_seed_session_table_is_dynamo_only() -> None:
     t = session_cause_table(seed_session())
     assert t is not None
-    assert {c.key for c in t.columns} <= {"tracing", "fake", "guards", "other"}
+    assert {c.key for c in t.columns} <= {"dynamo_tracing", "fake_tensor", "guard_building", "other"}
     assert fmt.seconds(t.totals.total) == "1.20 s"
 
 
@@ -127,13 +129,13 @@ def test_compare_names_the_cause_first_with_its_phases() -> None:
     head = cmp.headline
     cause = head.index("+14.5 s parametrization (73% of the growth): +8.00 s C++/Triton kernel compile, "
                        "+3.00 s Inductor codegen, +2.00 s Inductor lowering")
-    assert cause < head.index("by phase: +10.0 s C++/Triton compile")
+    assert cause < head.index("by phase: +10.0 s C++/Triton kernel compile")
     lines = explain_lines(cmp)
     assert lines[0].startswith("by cause: +14.5 s parametrization") and lines[-1].startswith("by phase: ")
     files = render_compare(cmp, base, new, names=("a", "b"))
     for name in ("compare.md", "compare.html"):
         text = str(files[name])
-        assert text.index("By cause") < text.index("Attribution (sampled seconds)")
+        assert text.index("By cause") < text.index("By phase (sampled seconds)")
         assert "+8.00 s C++/Triton kernel compile" in text
 
 
@@ -142,7 +144,7 @@ def test_compare_without_axes_says_the_cause_view_is_unavailable() -> None:
     base.axes = None
     cmp = compare_sessions(base, new)
     assert cmp.causes is None and "cause view is unavailable: BASE has no" in cmp.cause_note
-    assert "by phase" not in cmp.headline and "+10.0 s C++/Triton compile" in cmp.headline
+    assert "by phase" not in cmp.headline and "+10.0 s C++/Triton kernel compile" in cmp.headline
     assert explain_lines(cmp)[0].startswith("the cause view is unavailable")
     files = render_compare(cmp, base, new, names=("a", "b"))
     assert "cause view is unavailable" in str(files["compare.md"]) and "By cause" not in str(files["compare.md"])
@@ -197,3 +199,51 @@ def test_user_code_flamegraph_is_coloured_by_phase_and_escaped() -> None:
     for label in ("C++/Triton kernel compile 50%", "Dynamo tracing 12%", "Inductor lowering"):
         assert label in svg  # the legend lists phases
     assert svg == flamegraph_svg(inductor_session(user_cause=HOSTILE), "traced")  # deterministic
+
+
+# ---------------------------------------------------------------------------------------------
+# one breakdown on every page: each label a reader sees stands for one number
+
+
+def test_one_breakdown_on_every_page() -> None:
+    """The terminal, summary.md, report.html, the PR comment and its phase bars show the cause x
+    phase table's column totals under the column labels, and ``attribution`` holds the same sums."""
+    from dynaprof.render.pr_pictures import COMMENT, PHASES_SVG, pr_files
+
+    s = inductor_session()
+    t = session_cause_table(s)
+    assert t is not None and len(t.columns) >= 5
+    for c in t.columns:
+        assert s.attribution[c.key] == pytest.approx(t.totals.cells[c.key], abs=1e-6)
+    want = [fmt.seconds(t.totals.cells[c.key]) for c in t.columns]
+    term = next(line for line in summary_text(s).splitlines() if line.strip().startswith("all causes"))
+    assert re.split(r"\s{2,}", term.strip())[1:-2] == want
+    md_row = next(line for line in summary_markdown(s).splitlines() if line.startswith("| **all causes**"))
+    assert [x.strip() for x in md_row.strip("|").split("|")][1:-3] == want  # less total, %, waste
+    page = report_html(RenderContext(s, use_dot=False))
+    total_row = page[page.index('<tr class=dp-total>'):]
+    total_row = total_row[: total_row.index("</tr>")]
+    assert re.findall(r'<td class="n">([^<]*)</td>', total_row)[: len(want)] == want
+    assert 'id="attribution"' not in page and "first matching rule" not in page
+    ctx = RenderContext(s, use_dot=False)
+    files = pr_files(ctx)
+    comment = files[COMMENT]
+    assert "| **all causes** |" in comment and "first matching rule" not in comment
+    bars = ET.fromstring(files[PHASES_SVG])
+    tips = [el.text or "" for el in bars.iter("{http://www.w3.org/2000/svg}title")]
+    for c, secs in zip(t.columns, want, strict=True):
+        assert any(tip.startswith(f"{c.label}: {secs} ") for tip in tips), (c.label, tips)
+
+
+def test_compare_by_phase_uses_the_table_columns() -> None:
+    base, new = seed_session(parametrized=False), inductor_session()
+    cmp = compare_sessions(base, new)
+    labels = {c.label for c in session_cause_table(new).columns}  # type: ignore[union-attr]
+    text = str(render_compare(cmp, base, new, names=("a", "b"))["compare.md"])
+    block = text[text.index("By phase (sampled seconds)"):]
+    block = block[: block.index("</details>")]
+    rows = [line.split("|")[1].strip() for line in block.splitlines() if line.startswith("| ")][2:]  # header, rule
+    assert rows and set(rows) <= labels | {"guard building", "Dynamo tracing", "other"}
+    for c in session_cause_table(new).columns:  # type: ignore[union-attr]
+        if c.label in rows:
+            assert cmp.categories[c.key].new == pytest.approx(new.attribution[c.key])

@@ -15,8 +15,8 @@ from tests.helpers import assert_self_contained, assert_tables_well_formed
 
 # the change by cause first (with its phases), then by phase (the attribution categories)
 SEED_HEADLINE = ("compile time 0.30 s -> 1.20 s (+0.90 s, 4.0x); +0.84 s parametrization (93% of the growth): "
-                 "+0.84 s Dynamo tracing; by phase: +0.84 s parametrization property tracing "
-                 "(93% of the growth); guards 417 -> 2,639 (6.3x)")
+                 "+0.84 s Dynamo tracing; by phase: +0.81 s Dynamo tracing "
+                 "(90% of the growth); guards 417 -> 2,639 (6.3x)")
 
 
 def _sessions() -> tuple[Session, Session]:
@@ -61,9 +61,10 @@ def test_exact_deltas() -> None:
     assert t["inlined_calls"] == Change(10.0, 30.0)  # frames with unknown counts are left out
     assert t["parametrization_s"] == Change(0.0, 0.25)
     assert t["frames"] == Change(3.0, 3.0) and not t["frames"].changed
-    assert cmp.categories["guard_building"] == Change(0.2, 0.0)  # NEW's guard samples are in a discarded attempt
-    assert cmp.categories["restarts"] == Change(0.0, 0.5)
-    assert cmp.categories["user_tracing"] == Change(0.6, 1.5)
+    # NEW's guard samples are in a discarded attempt: still guard building (the waste is in the cause view)
+    assert cmp.categories["guard_building"] == Change(0.2, 0.5)
+    assert "restarts" not in cmp.categories and "parametrization" not in cmp.categories
+    assert cmp.categories["dynamo_tracing"] == Change(0.6, 1.5)
     first = cmp.pairs[0]
     assert first.metrics["compile_s"] == Change(1.0, 2.0)
     assert first.metrics["guards"] == Change(100.0, 400.0)
@@ -72,7 +73,7 @@ def test_exact_deltas() -> None:
     assert first.metrics["parametrization_s"] == Change(0.0, 0.25)
     assert cmp.pairs[1].metrics["graph_breaks"] == Change(1.0, 0.0)
     assert cmp.headline == ("compile time 1.75 s -> 2.75 s (+1.00 s, 1.6x); +1.20 s whole graph (120% of the growth): "
-                            "+0.90 s Dynamo tracing, +0.30 s guard building; by phase: +0.90 s other user-code tracing "
+                            "+0.90 s Dynamo tracing, +0.30 s guard building; by phase: +0.90 s Dynamo tracing "
                             "(90% of the growth); guards 170 -> 465 (2.7x); restarts 0 -> 1 (+1); graph breaks 1 -> 0 "
                             "(-1); 1 frame only in BASE, 1 only in NEW")
 
@@ -80,12 +81,12 @@ def test_exact_deltas() -> None:
 def test_normalized_shares() -> None:
     base, new = _sessions()
     cmp = compare_sessions(base, new, normalize=True)
-    assert cmp.categories["restarts"].new == pytest.approx(0.5 / 2.75)
-    assert cmp.categories["user_tracing"].base == pytest.approx(0.6 / 1.75)
+    assert cmp.categories["guard_building"].new == pytest.approx(0.5 / 2.75)
+    assert cmp.categories["dynamo_tracing"].base == pytest.approx(0.6 / 1.75)
     assert cmp.pairs[0].metrics["compile_s"].base == pytest.approx(1.0 / 1.75)
     assert cmp.totals["compile_s"] == Change(1.75, 2.75)  # the normalizer stays in seconds
     assert cmp.totals["guards"] == Change(170.0, 465.0)  # counts are not normalized
-    assert "other user-code tracing 34% -> 55% of compile (+20 pts)" in cmp.headline
+    assert "by phase: Dynamo tracing 34% -> 55% of compile (+20 pts)" in cmp.headline
 
 
 def test_seed_story() -> None:
@@ -93,7 +94,7 @@ def test_seed_story() -> None:
     assert cmp.headline == SEED_HEADLINE
     assert compare_sessions(seed_session(True), seed_session(True)).headline == "compile time 1.20 s (no change)"
     back = compare_sessions(seed_session(True), seed_session(False)).headline
-    assert "-0.84 s parametrization property tracing (93% of the reduction)" in back
+    assert "-0.84 s parametrization (93% of the reduction)" in back and "by phase: -0.81 s Dynamo tracing" in back
 
 
 def test_reports() -> None:
@@ -104,7 +105,7 @@ def test_reports() -> None:
     assert isinstance(md, str)
     assert "(93% of the growth)" in md and "→" in md
     assert "| guards | 417 | 2,639 | 6.3x |" in md
-    assert "| parametrization property tracing | 0.00 s | 0.84 s | +0.84 s, new |" in md
+    assert "| parametrization | 0.00 s | 0.84 s | +0.84 s, new |" in md  # by cause
     # exact work counts: the difference itself, never a ratio or a noise verdict
     assert "| bytecode instructions traced (incl. inlined) | 299 | 5,483 | +5,184 |" in md
     assert ("| forward (repro.py:11) | 0/0 | 299 → 5,483 (+5,184) | 34 → 546 (+512) | ? | ? "

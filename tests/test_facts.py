@@ -1,4 +1,4 @@
-"""Facts (issue 12, item 5): every cache entry's recompile reasons; torch's raw restart reasons
+"""Facts: every cache entry's recompile reasons; torch's raw restart reasons
 kept beside their words, locations and per-restart counts; attempts from samples; inlined calls
 split into final and discarded; samples clipped to compile time; unknown never shown as 0."""
 

@@ -153,17 +153,21 @@ def test_titles_and_subtitles_describe_the_view() -> None:
     assert lines[3] == "phase: Dynamo tracing"  # the user-code view is coloured by phase
     assert "Dynamo tracing 82%" in svg and "guard building 12%" in svg  # legend: phases, % of compile
     compiler = flamegraph_svg(s, "compiler")
-    assert "parametrization property tracing 70%" in compiler  # the compiler view: categories
-    # one figure, one rounding: the legend prints the share the summary prints
+    # the compiler view: the parametrization cause in its own colour, the rest by phase group, each
+    # label distinct from the table's, whose parametrization row prints the same share
+    assert "parametrization (every phase) 70%" in compiler
+    assert "Dynamo tracing, other causes 12%" in compiler and "guard building, other causes 12%" in compiler
     from dynaprof.render.markdown import summary_markdown
-    assert "| 70% | parametrization property tracing |" in summary_markdown(s)
+    assert "| parametrization | 840 ms |   |   | 840 ms | 70% |" in summary_markdown(s)
+    plain = flamegraph_svg(seed_session(parametrized=False), "compiler")
+    assert "other causes" not in plain and "parametrization" not in plain.split("<title>")[0]
 
 
 def test_output_is_deterministic() -> None:
     a = render_flamegraphs(RenderContext(seed_session()))
     b = render_flamegraphs(RenderContext(seed_session()))
     assert a == b
-    assert category_colour("user_tracing", "f") == category_colour("user_tracing", "f")
+    assert category_colour("dynamo_tracing", "f") == category_colour("dynamo_tracing", "f")
 
 
 def saturation(colour: str) -> float:
@@ -184,7 +188,7 @@ def test_parametrization_frames_stand_out() -> None:
             pale.append(fill)
             continue
         assert own, title_of(g)  # a strong colour is always the frame's own time
-        (param if own[0].endswith("parametrization property tracing") else other).append(fill)
+        (param if own[0].endswith("parametrization (every phase)") else other).append(fill)
     assert param and other and pale
     assert all(270 <= hue(c) <= 320 for c in param)  # magenta/purple
     assert all(hue(c) <= 60 for c in other)  # Dynamo's other work: warm (the seed has no AOT/Inductor)

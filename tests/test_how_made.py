@@ -1,4 +1,4 @@
-"""How a run was made (issue #24 A): the command, script, versions, compile environment and changed
+"""How a run was made: the command, script, versions, compile environment and changed
 compiler settings are recorded, secrets are left out, and every report shows them with one
 copyable repro line."""
 

@@ -39,7 +39,8 @@ def hostile_session() -> Session:
 def test_seed_report_sections() -> None:
     text = report(seed_session())
     assert text.startswith("<!DOCTYPE html>")
-    for anchor in ("summary", "attribution", "flamegraphs", "callgraph", "frames", "properties", "traced",
+    assert 'id="attribution"' not in text  # one breakdown: the cause x phase table
+    for anchor in ("summary", "causes", "flamegraphs", "callgraph", "frames", "properties", "traced",
                    "compiles", "environment"):
         assert f'id="{anchor}"' in text, anchor
     assert "parametrization (64 properties via Parametrization" in text

@@ -1,4 +1,4 @@
-"""The capture journal's contract (issue 14, items 3 and 4).
+"""The capture journal's contract.
 
 * every record a real capture writes is one of ``dynaprof.model.journal``'s types, with no key
   that type lacks and every key it requires, and values of the types it declares;

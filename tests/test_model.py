@@ -41,8 +41,8 @@ def test_required_frame_keys_are_present() -> None:
         ("phases", dict),
     ):
         assert isinstance(f[key], typ), key
-    assert "parametrization" in data["attribution"]
-    assert "parametrization" in f["attribution"]
+    assert "dynamo_tracing" in data["attribution"] and "parametrization" in data["attribution"]["causes"]
+    assert "dynamo_tracing" in f["attribution"] and "parametrization" in f["attribution"]["causes"]
 
 
 def test_unknown_stays_null() -> None:

@@ -1,4 +1,4 @@
-"""The noise verdict of ``compare`` on repeated runs (issue #24 C): a bootstrap interval of the
+"""The noise verdict of ``compare`` on repeated runs: a bootstrap interval of the
 ratio of medians, on hand-built samples."""
 
 from __future__ import annotations

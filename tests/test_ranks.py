@@ -324,7 +324,7 @@ def test_shortcut_returns_torchruns_exit_status(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# desync diagnostics and per-rank TORCH_TRACE logs (issue 13)
+# desync diagnostics and per-rank TORCH_TRACE logs
 
 
 def test_desync_flags_compile_ids_cache_outcomes_and_collectives() -> None:

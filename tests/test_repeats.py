@@ -1,4 +1,4 @@
-"""``dynaprof run --repeat N`` (issue #24 B): N fresh processes with cold compiler caches, one
+"""``dynaprof run --repeat N``: N fresh processes with cold compiler caches, one
 session holding every run's compile times, the report drawn from the median run."""
 
 from __future__ import annotations
@@ -125,3 +125,47 @@ def test_warm_repeats_keep_the_users_caches(tmp_path: Path) -> None:
     s = load_session(tmp_path / "r")
     assert [r.cold for r in s.repeats] == [False, False]
     assert s.run.env is not None and s.run.env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "mine")
+
+
+def _single(compile_s: float) -> Session:
+    return make_session([frame("0/0", compile_time_s=compile_s, phases={"dynamo": compile_s})])
+
+
+def test_pooled_runs_are_repeats_drawn_from_the_run_nearest_the_median() -> None:
+    from dynaprof.analysis.repeats import pool
+
+    singles = [_single(t) for t in (3.0, 1.0, 2.0)]
+    before = [len(s.repeats) for s in singles]
+    out = pool(singles)
+    assert [r.compile_s for r in out.repeats] == [3.0, 1.0, 2.0] and [r.index for r in out.repeats] == [1, 2, 3]
+    assert out.run.repeat == 3 and out.frames[0].compile_time_s == 2.0  # the median run's frames
+    assert not any(r.cold for r in out.repeats)  # single runs used the caches as they were
+    assert [len(s.repeats) for s in singles] == before and singles[2].run.repeat is None  # inputs unchanged
+    # a side made with --repeat brings all its runs; the drawn run is still a real one
+    mixed = pool([_repeated([1.0, 2.0, 3.0]), _single(10.0)])
+    assert [r.compile_s for r in mixed.repeats] == [1.0, 2.0, 3.0, 10.0]
+    assert mixed.run.repeat in (2, 3) and mixed.repeats[mixed.run.repeat - 1].compile_s in (2.0, 3.0)
+    assert pool([singles[0]]) is singles[0]
+    with pytest.raises(ValueError):
+        pool([])
+
+
+def test_compare_pools_several_runs_per_side(tmp_path: Path) -> None:
+    from dynaprof.model import save_session
+
+    paths: dict[str, list[str]] = {"base": [], "new": []}
+    for side, times in (("base", (1.0, 1.1, 0.9)), ("new", (2.0, 2.2, 1.9))):
+        for i, t in enumerate(times):
+            where = tmp_path / f"{side}{i}"
+            where.mkdir()
+            save_session(_single(t), where)
+            paths[side].append(str(where))
+    r = run_dynaprof(["compare", "--base", *paths["base"], "--new", *paths["new"], "-o", str(tmp_path / "out")],
+                     cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "total compile: 1.00 s -> 2.00 s, x2.00" in r.stderr and "3 vs 3 runs): slower" in r.stderr
+    assert "3 vs 3 runs" in (tmp_path / "out" / "compare.md").read_text()
+    bad = run_dynaprof(["compare", paths["base"][0], "--new", paths["new"][0]], cwd=tmp_path)
+    assert bad.returncode == 2 and "--base RUN... --new RUN..." in bad.stderr and "Traceback" not in bad.stderr
+    one = run_dynaprof(["compare", paths["base"][0]], cwd=tmp_path)
+    assert one.returncode == 2 and "compare needs BASE and NEW (got 1 path)" in one.stderr

@@ -108,7 +108,7 @@ def test_compare_in_browser(browser: Any, tmp_path: Path) -> None:
     files = render_compare(compare_sessions(base, new), base, new, names=("plain", "parametrized"))
     pg = Page(browser, _write(tmp_path, "compare.html", files["compare.html"]))
     page = pg.page
-    assert "parametrization property tracing (93% of the growth)" in page.locator(".dp-verdict").text_content()
+    assert "+0.84 s parametrization (93% of the growth)" in page.locator(".dp-verdict").text_content()
     flames = page.locator("svg.dynaprof-flame")
     if flames.count():
         page.once("dialog", lambda d: d.accept("compile_frame"))

@@ -125,7 +125,7 @@ def test_inline_view_sums_self_time_and_uses_attribution_rules() -> None:
     p = tree.find("Model.forward", "Lin.weight")
     assert p is not None and p.dominant_category() == "parametrization"
     h = tree.find("Model.forward", "helper")
-    assert h is not None and h.dominant_category() == "user_tracing" and h.self_samples == 3
+    assert h is not None and h.dominant_category() == "dynamo_tracing" and h.self_samples == 3
     assert math.isclose(build_tree(s, "inline", "0/0").seconds, 0.45)
 
 

@@ -39,14 +39,6 @@ def test_prose_wraps_at_the_width() -> None:
     assert any(line.startswith("      ") for line in text.splitlines())  # hanging indent of a wrapped line
 
 
-def test_small_rows_fold_into_one_line() -> None:
-    s = seed_session()
-    s.attribution = {"user_tracing": 0.9, "guard_building": 0.2, "fake_tensor": 0.004, "other": 0.003,
-                     "aot_autograd": 0.002}
-    text = summary_text(s, 25)
-    assert "3 more, under 1% each" in text and " 0%" not in text
-
-
 def test_singular_and_plural() -> None:
     s = make_session([frame("0/0", restarts=1, graph_breaks=1, guard_count=1)])
     s.frames[0].properties = [PropertyTrace("Linear.weight", "ParametrizedLinear", "weight", "p.py", 1, True, 1, 1,

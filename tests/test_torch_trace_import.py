@@ -399,7 +399,7 @@ def test_agrees_with_tlparse(fresh_logs: dict[str, tuple[Path, Path]], name: str
         assert s.frames[0].trace_id == "0/0_1" and s.frames[0].restart_reasons
 
 
-# -- logs as they are in the wild (issue 13): each fixture is made the way it happens -----------
+# -- logs as they are in the wild: each fixture is made the way it happens -----------
 
 
 def test_missing_final_newline_is_not_truncation() -> None:

@@ -7,11 +7,11 @@ the callee when called from that caller. From samples (no cProfile): the real co
 per stack), self time (stacks where it is the leaf) and edges (adjacent frames); call counts are
 unknown (``None``).
 
-Every node gets a category from the attribution rules (``dynaprof.analysis.attribution``; a
-function is classified as a one-frame stack), and the path that leads to parametrization property
-tracing is marked (``param_path`` on nodes and edges, ``parametrization`` on the nodes where it
+Every node gets the phase group of a one-frame stack of its function (``analysis.causes``; traced
+user functions are Dynamo tracing), and the path that leads to parametrization property tracing is
+marked (``param_path`` on nodes and edges, ``parametrization`` on the nodes where it
 happens): from samples, the exact compiler paths of the stacks attributed to ``parametrization``,
-down to ``resolve_data_descriptor``/``tp_descr_get_impl``; from cProfile (no locals), the rule-3
+down to ``resolve_data_descriptor``/``tp_descr_get_impl``; from cProfile (no locals), the
 signature ``resolve_data_descriptor`` calling ``tp_descr_get_impl``, when the session confirms
 parametrized properties were traced, with the shortest (then heaviest) path from the root to it.
 Pruning follows gprof2dot: nodes under ``node_threshold`` and edges under ``edge_threshold`` of
@@ -29,17 +29,19 @@ from dataclasses import dataclass
 import networkx as nx
 
 from dynaprof import fmt
-from dynaprof.analysis.attribution import PARAMETRIZE_FILE, classify, is_parametrization
+from dynaprof.analysis.attribution import PARAMETRIZATION_COLOUR
+from dynaprof.analysis.causes import (
+    PARAMETRIZE_FILE,
+    is_parametrization,
+    property_signature_step,
+    stack_phase,
+    tables,
+)
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.fold import FOLD_KIND, FOLD_KINDS, FOLD_PROPERTY_KIND
 from dynaprof.analysis.pstats_tools import FuncKey, PStatsTable, total_time
-from dynaprof.model.session import CATEGORIES, FunctionRef, Session, Stack
-
-#: (file suffix, function name) of the frames where Dynamo traces a @property (notes §7.4 rule 3)
-PROPERTY_SIGNATURE: tuple[tuple[str, str], ...] = (
-    ("torch/_dynamo/variables/user_defined.py", "resolve_data_descriptor"),
-    ("torch/_dynamo/variables/functions.py", "tp_descr_get_impl"),
-)
+from dynaprof.analysis.stacks import COLOUR_ORDER
+from dynaprof.model.session import CAUSE_PARAMETRIZATION, GROUP_OF, FunctionRef, Session, Stack
 
 
 @dataclass
@@ -55,20 +57,15 @@ class CallGraph:
 
 
 def function_category(f: FunctionRef) -> str:
-    """The attribution category of one function on its own (a one-frame stack)."""
+    """The colour key of one function on its own, as the flamegraphs colour it: parametrization
+    machinery is ``parametrization``, any other traced user function Dynamo tracing, a compiler
+    function the phase group of a one-frame stack of it."""
     if is_parametrization(f):
-        return "parametrization"
-    traced = f.kind in ("traced", "property")
-    probe = Stack(
-        frame=None,
-        attempt=0,
-        thread=0,
-        compiler=[] if traced else [0],
-        traced=[0] if traced else [],
-        samples=0,
-        seconds=0.0,
-    )
-    return classify(probe, [f], None)
+        return PARAMETRIZATION_COLOUR
+    if f.kind in ("traced", "property"):
+        return GROUP_OF["dynamo_tracing"]
+    probe = Stack(frame=None, attempt=0, thread=0, compiler=[0], traced=[], samples=0, seconds=0.0)
+    return GROUP_OF[stack_phase(probe, tables([f]))]
 
 
 def torch_module(filename: str) -> str | None:
@@ -101,9 +98,7 @@ def _short(filename: str) -> str:
 
 
 def _is_signature(filename: str, name: str) -> bool:
-    path = filename.replace("\\", "/")
-    short = name.rsplit(".", 1)[-1]
-    return any(path.endswith(f) and short == n for f, n in PROPERTY_SIGNATURE)
+    return property_signature_step(filename, name) is not None
 
 
 #: folded frames are classified as the traced code they stand for
@@ -141,9 +136,9 @@ def _add_node(g: nx.DiGraph, node: str, name: str, location: str, lineno: int | 
             parametrization=False,
             param_path=False,
         )
-    elif g.nodes[node]["category"] != category:  # a module mixes categories: keep the first by rule order
+    elif g.nodes[node]["category"] != category:  # a module mixes colours: parametrization, else the first phase
         cur = g.nodes[node]["category"]
-        g.nodes[node]["category"] = min(cur, category, key=CATEGORIES.index)
+        g.nodes[node]["category"] = min(cur, category, key=COLOUR_ORDER.index)
     g.nodes[node]["members"] += 1
 
 
@@ -207,7 +202,7 @@ def graph_from_pstats(table: PStatsTable, collapse: bool = False, parametrized: 
         _mark_paths_from_root(g, targets)
     for n in g:
         if g.nodes[n]["parametrization"]:
-            g.nodes[n]["category"] = "parametrization"
+            g.nodes[n]["category"] = PARAMETRIZATION_COLOUR
     return g
 
 
@@ -291,9 +286,10 @@ def graph_from_samples(
         if n is None:
             n = nid_of_name[node] = len(names)
             names.append(node)
-        category = function_category(FunctionRef(f.name, f.filename, f.lineno, _TRACED_KIND.get(f.kind, f.kind)))
+        ref = FunctionRef(f.name, f.filename, f.lineno, _TRACED_KIND.get(f.kind, f.kind))
+        category = function_category(ref)
         _add_node(g, node, disp, loc, line, category)
-        if _is_signature(f.filename, f.name) or (f.kind == FOLD_PROPERTY_KIND and category == "parametrization"):
+        if _is_signature(f.filename, f.name) or (f.kind == FOLD_PROPERTY_KIND and category == PARAMETRIZATION_COLOUR):
             sig_fns.add(i)
         return n
 
@@ -356,7 +352,7 @@ def graph_from_samples(
         nodes[names[n]]["param_path"] = True
     for n in marked:
         nodes[names[n]]["parametrization"] = True
-        nodes[names[n]]["category"] = "parametrization"
+        nodes[names[n]]["category"] = PARAMETRIZATION_COLOUR
     named = sorted(((names[u], names[v]), secs, (u, v) in param_edges) for (u, v), secs in edges.items())
     g.add_edges_from((u, v, {"calls": None, "seconds": secs, "param_path": p}) for (u, v), secs, p in named)
     return g
@@ -402,7 +398,7 @@ def parametrized_evidence(session: Session | None, table: PStatsTable | None = N
         frames = [f for f in session.frames if frame is None or f.key == frame]
         if any(p.parametrized for f in frames for p in f.properties):
             return True
-        if any(f.attribution.get("parametrization", 0.0) > 0 for f in frames):
+        if any(f.axes is not None and f.axes.causes.get(CAUSE_PARAMETRIZATION, 0.0) > 0 for f in frames):
             return True
     return table is not None and any(PARAMETRIZE_FILE in k[0].replace("\\", "/") for k in table)
 

@@ -2,9 +2,9 @@
 compiler phase that spent it (columns), from ``Axes`` (``dynaprof.analysis.causes``).
 
 Rows are causes, largest first; causes under ``MIN_SHARE`` of the sampled time (or beyond the row
-limit) are folded into one ``other causes`` row. Columns group the finer ``PHASES`` the way a
-compiler engineer reads a compile (Dynamo tracing, fake tensors, guards, AOT autograd, Inductor,
-kernel compile, other) and only groups with time are shown. Parametrization rows carry their
+limit) are folded into one ``other causes`` row. Columns are ``PHASE_GROUPS``, the finer ``PHASES``
+grouped the way a compiler engineer reads a compile (the same groups ``attribution`` sums and the
+flamegraphs colour), and only groups with time are shown. Parametrization rows carry their
 detail labels (``Linear.weight via Parametrization``) from ``Axes.parametrizations``; restart waste
 is a column (part of each row's total, not added to it). The terminal, Markdown and HTML tables are
 all made from this one structure, so they agree.
@@ -14,27 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dynaprof.model.session import CAUSE_PARAMETRIZATION, PHASE_LABELS, PHASES, Axes, Session
+from dynaprof.model.session import CAUSE_PARAMETRIZATION, GROUP_OF, PHASE_GROUPS, PHASE_LABELS, Axes, Session
 
 #: causes under this share of the sampled seconds are folded into ``OTHER_CAUSES``
 MIN_SHARE = 0.01
 OTHER_CAUSES = "other causes"
-
-#: (column key, label, short label for the terminal, phases in it), in pipeline order
-PHASE_GROUPS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
-    ("tracing", PHASE_LABELS["dynamo_tracing"], "tracing", ("dynamo_tracing",)),
-    ("fake", "fake tensors", "fake", ("fake_tensor",)),
-    ("guards", PHASE_LABELS["guard_building"], "guards", ("guard_building",)),
-    ("aot", "AOT autograd", "AOT", ("aot_trace", "aot_partition", "aot_other")),
-    ("inductor", "Inductor passes/lowering/scheduling/codegen", "Inductor",
-     ("graph_passes", "lowering", "scheduling", "codegen", "inductor_other", "autotuning")),
-    ("kernel", PHASE_LABELS["kernel_compile"], "kernels", ("kernel_compile",)),
-    ("toolchain", PHASE_LABELS["toolchain_setup"], "toolchain", ("toolchain_setup",)),
-    ("other", "other", "other", ("cache", "other")),
-)
-GROUP_OF: dict[str, str] = {p: key for key, _, _, phases in PHASE_GROUPS for p in phases}
-assert set(GROUP_OF) == set(PHASES), "every phase belongs to one column"
-
 
 @dataclass(frozen=True)
 class Column:
@@ -128,8 +112,7 @@ def cause_table(ax: Axes | None, compile_s: float | None = None, *, max_rows: in
     for r in rows:
         for g, v in r.cells.items():
             col_totals[g] = col_totals.get(g, 0.0) + v
-    columns = [Column(k, label, short, phases) for k, label, short, phases in PHASE_GROUPS
-               if col_totals.get(k, 0.0) > 0]
+    columns = [Column(g.key, g.label, g.short, g.phases) for g in PHASE_GROUPS if col_totals.get(g.key, 0.0) > 0]
     totals = Row("all causes", col_totals, sampled, ax.restart_waste.seconds, len(causes))
     denominator = compile_s if compile_s and compile_s > 0 else sampled
     notes = []

@@ -26,7 +26,7 @@ from dynaprof.model.session import (
     CAUSE_TOOLCHAIN,
     CAUSE_UNKNOWN,
     CAUSE_WHOLE_GRAPH,
-    PHASE_CATEGORY,
+    GROUP_OF,
     PHASES,
     UNNAMED_CAUSES,
     Axes,
@@ -36,6 +36,44 @@ from dynaprof.model.session import (
 )
 
 PARAMETRIZE_FILE = "torch/nn/utils/parametrize.py"
+#: (file suffix, function name) of the frames where Dynamo resolves an ``@property``, outer then
+#: inner: the compiler stack's signature of a property read, for samples and cProfile data that have
+#: no traced stack (py-spy and cProfile cannot read frame locals)
+PROPERTY_SIGNATURE: tuple[tuple[str, str], ...] = (
+    ("torch/_dynamo/variables/user_defined.py", "resolve_data_descriptor"),
+    ("torch/_dynamo/variables/functions.py", "tp_descr_get_impl"),
+)
+
+
+def property_signature_step(filename: str, name: str) -> int | None:
+    """Which frame of ``PROPERTY_SIGNATURE`` a function is (0 outer, 1 inner), else None."""
+    path = filename.replace("\\", "/")
+    short = name.rsplit(".", 1)[-1]
+    return next((i for i, (f, n) in enumerate(PROPERTY_SIGNATURE) if short == n and path.endswith(f)), None)
+
+
+def in_parametrize(f: FunctionRef) -> bool:
+    """``f`` is defined in ``torch/nn/utils/parametrize.py``."""
+    return PARAMETRIZE_FILE in f.filename.replace("\\", "/")
+
+
+def is_parametrization(f: FunctionRef) -> bool:
+    """A traced function that is parametrization machinery entered through its ``@property``: the
+    injected property itself, or its getter ``get_parametrized``."""
+    return in_parametrize(f) and (f.kind == "property" or (f.kind == "traced" and f.name.endswith("get_parametrized")))
+
+
+def resolves_property(compiler: Sequence[FunctionRef]) -> bool:
+    """The compiler stack resolves a property: ``PROPERTY_SIGNATURE``'s outer frame, then (deeper)
+    its inner one."""
+    seen = False
+    for f in compiler:
+        step = property_signature_step(f.filename, f.name)
+        if step == 0:
+            seen = True
+        elif seen and step == 1:
+            return True
+    return False
 
 #: torch span name (exact) -> phase; spans not named here are containers (``backend_compile``,
 #: ``inductor_compile``...) that say nothing finer than their children or the frames
@@ -121,7 +159,7 @@ def toolchain_frame(f: FunctionRef) -> bool:
 #: phases of the backend (AOT autograd and Inductor): fake-tensor work under them is theirs, and
 #: the traced stack (still there: Dynamo calls the backend from its loop) names none of their causes
 BACKEND_PHASES = frozenset(
-    p for p in PHASES if PHASE_CATEGORY[p] in ("aot_autograd", "inductor_codegen", "cpp_triton_compile")
+    p for p in PHASES if GROUP_OF[p] in ("aot_autograd", "inductor", "kernel_compile", "toolchain_setup")
 )
 
 
@@ -146,17 +184,25 @@ def frame_phase(f: FunctionRef) -> str | None:
 class Tables:
     """Per-function facts worked out once per session (stacks reuse a few thousand functions)."""
 
-    def __init__(self, functions: Sequence[FunctionRef]) -> None:
+    def __init__(self, functions: Sequence[FunctionRef], parametrized_frames: frozenset[str] = frozenset()) -> None:
         self.functions = functions
+        #: frames where capture measured parametrized properties being traced
+        self.parametrized_frames = parametrized_frames
         self.frame = [frame_phase(f) for f in functions]
         self.span = [span_phase(f.name) if f.kind == "span" else None for f in functions]
         self.toolchain = [toolchain_frame(f) for f in functions]
-        self.parametrize = [PARAMETRIZE_FILE in f.filename.replace("\\", "/") for f in functions]
+        self.parametrize = [in_parametrize(f) for f in functions]
         self.traced_causes: dict[tuple[int, ...], tuple[str, str] | None] = {}  # a few thousand distinct
 
 
 def tables(functions: Sequence[FunctionRef]) -> Tables:
     return Tables(functions)
+
+
+def session_tables(session: Session) -> Tables:
+    """``Tables`` of a session, knowing which of its frames traced parametrized properties."""
+    return Tables(session.functions,
+                  frozenset(f.key for f in session.frames if any(p.parametrized for p in f.properties)))
 
 
 def stack_phase(st: Stack, t: Tables) -> str:
@@ -213,12 +259,12 @@ def _parametrization_class(f: FunctionRef) -> bool:
 def traced_cause(traced: Sequence[FunctionRef]) -> tuple[str, str] | None:
     """(cause key, detail label) of a sample taken while Dynamo traced ``traced``."""
     for k, f in enumerate(traced):
-        if f.kind == "property" and PARAMETRIZE_FILE in f.filename.replace("\\", "/"):
+        if f.kind == "property" and in_parametrize(f):
             via = next((g.name for g in traced[k + 1 :] if _parametrization_class(g)), None)
             cls = via.rsplit(".", 1)[0] if via and "." in via else None
             return CAUSE_PARAMETRIZATION, f"{f.name} via {cls}" if cls else f.name
-        if f.kind == "traced" and PARAMETRIZE_FILE in f.filename.replace("\\", "/"):
-            if f.name.endswith("get_parametrized"):
+        if f.kind == "traced" and in_parametrize(f):
+            if is_parametrization(f):
                 return CAUSE_PARAMETRIZATION, "parametrization"
             # registering or removing one while Dynamo traces: the peft target_parameters pattern
             return CAUSE_PARAMETRIZATION, f"{f.name} inside the compiled code"
@@ -256,6 +302,9 @@ def stack_cause(st: Stack, t: Tables, phase: str) -> tuple[str, str]:
             got = t.traced_causes[key] = traced_cause([fn[i] for i in st.traced])
         if got is not None:
             return got
+    if not st.traced and st.frame in t.parametrized_frames and phase not in BACKEND_PHASES \
+            and resolves_property([fn[i] for i in st.compiler]):
+        return CAUSE_PARAMETRIZATION, "parametrization"  # py-spy: no traced stack, the property's signature
     return CAUSE_WHOLE_GRAPH, CAUSE_WHOLE_GRAPH
 
 
@@ -294,18 +343,19 @@ def _add(d: dict[str, float], k: str, v: float) -> None:
     d[k] = d.get(k, 0.0) + v
 
 
-def axes(session: Session, phases: Sequence[str] | None = None) -> tuple[Axes | None, dict[str, Axes]]:
+def axes(session: Session, phases: Sequence[str] | None = None,
+         causes: Sequence[tuple[str, str]] | None = None) -> tuple[Axes | None, dict[str, Axes]]:
     """The run's and each frame's cause x phase view (None when there are no samples);
-    ``phases``: ``stack_phases(session)`` when the caller has it."""
+    ``phases`` / ``causes``: ``stack_phases(session)`` / ``stack_causes(...)`` when the caller has them."""
     if session.samples is None:
         return None, {}
-    t = Tables(session.functions)
+    t = session_tables(session)
     phase_of = stack_phases(session) if phases is None else phases
     finals = {f.key: f.restarts for f in session.frames}
     run = Axes()
     per: dict[str, Axes] = {f.key: Axes() for f in session.frames}
-    for st, phase, (cause, detail) in zip(session.samples.stacks, phase_of, stack_causes(session, t, phase_of),
-                                          strict=True):
+    cause_of = stack_causes(session, t, phase_of) if causes is None else causes
+    for st, phase, (cause, detail) in zip(session.samples.stacks, phase_of, cause_of, strict=True):
         final = finals.get(st.frame) if st.frame is not None else None
         wasted = final is not None and 0 <= st.attempt < final
         targets = [run] + ([per[st.frame]] if st.frame in per else [])

@@ -297,7 +297,7 @@ def change_text(metric: str, c: Change, normalize: bool) -> str:
 
 
 def driver(cmp: Comparison, total_delta: float) -> tuple[str, Change] | None:
-    """The attribution category that moved most in the direction of the total (or most at all)."""
+    """The phase group that moved most in the direction of the total (or most at all)."""
     moved = [(k, c) for k, c in cmp.categories.items() if c.delta is not None and abs(c.delta) > 1e-12]
     if not moved:
         return None
@@ -361,8 +361,8 @@ def headline(cmp: Comparison, base_total: float, new_total: float) -> str:
             pct = 100 * (c.delta or 0.0) / total_delta
             rest = sum(o.delta or 0.0 for k, o in cmp.categories.items() if k != cat)
             why = ""
-            if pct > 100.5 and rest * total_delta < 0:  # other categories moved the other way
-                why = f": other categories {'shrank' if total_delta > 0 else 'grew'} by {seconds(abs(rest))}"
+            if pct > 100.5 and rest * total_delta < 0:  # other phases moved the other way
+                why = f": other phases {'shrank' if total_delta > 0 else 'grew'} by {seconds(abs(rest))}"
             parts.append(f"{_lead(label, seconds(c.delta, True))} ({pct:.0f}% of the {what}{why})")
         else:
             parts.append(_lead(label, seconds(c.delta, True)))

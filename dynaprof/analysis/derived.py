@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from dynaprof.analysis.attribution import stack_categories
-from dynaprof.analysis.causes import stack_phases
+from dynaprof.analysis.causes import session_tables, stack_causes, stack_phases
 from dynaprof.analysis.fold import FoldedStacks, folded_stacks
 from dynaprof.analysis.user_view import UserView, user_view
 from dynaprof.model.session import FunctionRef, Session
@@ -52,9 +52,14 @@ class Derived:
         return stack_phases(self.session)
 
     @cached_property
+    def causes(self) -> list[tuple[str, str]]:
+        """(cause, detail) of each stack of ``session.samples.stacks`` (``causes.stack_causes``)."""
+        return stack_causes(self.session, session_tables(self.session), self.phases)
+
+    @cached_property
     def categories(self) -> list[str]:
-        """The attribution category of each stack of ``session.samples.stacks`` (same order)."""
-        return stack_categories(self.session, self.phases)
+        """The colour key of each stack of ``session.samples.stacks`` (``attribution.stack_categories``)."""
+        return stack_categories(self.session, self.phases, self.causes)
 
     @cached_property
     def user_view(self) -> UserView:

@@ -76,14 +76,14 @@ def _labels(items: list[tuple[str, int]], limit: int = 3) -> str:
 
 def _parametrization(session: Session, total: float) -> Finding | None:
     summary = parametrization_summary(session)
-    sampled = session.attribution.get("parametrization", 0.0)
+    sampled = session.axes.causes.get(CAUSE_PARAMETRIZATION, 0.0) if session.axes else 0.0
     if summary is None:
         if sampled <= 0:
             return None
         return Finding(
             "parametrization",
             sampled,
-            f"parametrization property tracing took {fmt.seconds(sampled)} "
+            f"parametrization took {fmt.seconds(sampled)} "
             f"({fmt.pct(sampled, total)} of compile, sampled)",
         )
     n, secs, items = summary
@@ -194,8 +194,7 @@ def _restarts(session: Session, total: float) -> Finding | None:
     if not frames:
         return None
     wasted = sum(discarded_seconds(f) or 0.0 for f in frames)
-    sampled = session.attribution.get("restarts", 0.0)
-    wasted = wasted or sampled
+    wasted = wasted or (session.axes.restart_waste.seconds if session.axes else 0.0)
     n = sum(f.restarts for f in frames)
     reasons = Counter(r for f in frames for r in f.restart_reasons)
     why = f"; reason: {fmt.one_line(reason_words(reasons.most_common(1)[0][0]), 120)}" if reasons else ""
@@ -385,7 +384,7 @@ def _failures(session: Session, total: float) -> Finding | None:
 
 
 def _top_category(session: Session, total: float) -> Finding | None:
-    attr = {k: v for k, v in session.attribution.items() if k not in ("parametrization", "restarts", "other")}
+    attr = {k: v for k, v in session.attribution.items() if k != "other"}
     if not attr:
         return None
     cat, secs = max(attr.items(), key=lambda kv: kv[1])

@@ -3,6 +3,8 @@ which one the report is drawn from. Pure: reads ``Session.repeats``."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,6 +43,46 @@ def make_repeat(index: int, session: Session, cold: bool) -> Repeat:
     by_cause = {k: round(v, 6) for k, v in sorted(view.causes.items())} if view is not None else {}
     return Repeat(index, round(session.total_compile_s, 6), session.run.wall_s, session.run.exit_status, cold,
                   {f.key: f.compile_time_s for f in session.frames}, dict(sorted(phases.items())), by_cause)
+
+
+def combine(sessions: Sequence[Session], cold: bool) -> Session:
+    """One session of repeated runs (``dynaprof run --repeat N``): the median run's, holding every
+    run's totals (``repeats``)."""
+    reps = [make_repeat(i, s, cold) for i, s in enumerate(sessions, 1)]
+    at = median_repeat([r.compile_s for r in reps])
+    chosen = sessions[at]
+    chosen.repeats = reps
+    chosen.run.repeat = reps[at].index
+    return chosen
+
+
+def pool(sessions: Sequence[Session]) -> Session:
+    """Several runs of one side (``dynaprof compare --base A1 A2 --new B1 B2``: single runs, or runs
+    made with ``--repeat``) as one session of repeated runs: every run's totals in ``repeats``, the
+    frames and samples of the run whose compile time is nearest the pooled median. Runs made one at a
+    time, alternating with the other side's, cancel a machine's drift that a block of repeats
+    cannot. The inputs are not changed."""
+    if not sessions:
+        raise ValueError("no runs to pool")
+    if len(sessions) == 1:
+        return sessions[0]
+    reps: list[Repeat] = []
+    own: list[int] = []  # the index in ``reps`` of each session's own (drawn) run
+    for s in sessions:
+        if s.repeats:
+            drawn = next((k for k, r in enumerate(s.repeats) if r.index == s.run.repeat), 0)
+            own.append(len(reps) + drawn)
+            reps += s.repeats
+        else:
+            own.append(len(reps))
+            reps.append(make_repeat(0, s, cold=False))  # a single run used the caches as they were
+    reps = [dataclasses.replace(r, index=i) for i, r in enumerate(reps, 1)]
+    mid = median([r.compile_s for r in reps])
+    at = min(range(len(sessions)), key=lambda k: (abs(reps[own[k]].compile_s - mid), k))
+    out = copy.copy(sessions[at])
+    out.run = dataclasses.replace(out.run, repeat=own[at] + 1)
+    out.repeats = reps
+    return out
 
 
 @dataclass(frozen=True)

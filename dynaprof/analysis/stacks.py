@@ -30,10 +30,11 @@ from functools import lru_cache
 from typing import Literal
 
 from dynaprof import fmt
-from dynaprof.analysis.attribution import classify
+from dynaprof.analysis.attribution import PARAMETRIZATION_COLOUR
+from dynaprof.analysis.causes import is_parametrization
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.fold import FOLD_PROPERTY_KIND
-from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, FunctionRef, Session, Stack, display_id
+from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, FunctionRef, Session, display_id
 from dynaprof.model.session import display_name as frame_display_name
 
 View = Literal["compiler", "traced", "inline"]
@@ -44,6 +45,9 @@ NodeKey = tuple[str, str, int, str]
 
 ROOT_ALL = "all compiles"
 NOT_TRACING = "[not tracing user code]"
+#: the colour keys of the compiler and inline views, in legend order: the parametrization cause, then
+#: the phase groups (``attribution.stack_categories``)
+COLOUR_ORDER: tuple[str, ...] = (PARAMETRIZATION_COLOUR, *CATEGORIES)
 NO_COMPILER_STACK = "[no compiler stack]"
 NO_INLINE_PATH = "[no inline path]"
 SYNTHETIC = "synthetic"
@@ -143,7 +147,7 @@ class StackNode:
                 return None
         return node
 
-    def dominant_category(self, order: Sequence[str] = CATEGORIES, own: bool = False) -> str | None:
+    def dominant_category(self, order: Sequence[str] = COLOUR_ORDER, own: bool = False) -> str | None:
         """The category holding most of this node's time (ties: earlier in ``order``; the
         user-code view passes ``PHASES``, its nodes hold seconds per phase); ``own``: of its self
         time only (None when it has none)."""
@@ -230,8 +234,7 @@ def _build_tree(
         for ist in session.inline_profile or []:
             if frame is not None and ist.frame != frame:
                 continue
-            # the attribution rules decide (parametrization vs other tracing); no restarts here
-            cat = classify(Stack(ist.frame, 0, 0, [], list(ist.path), ist.calls, ist.self_s), funcs, None)
+            cat = inline_category([funcs[i] for i in ist.path])
             path = [keys[i] for i in ist.path] or [_synthetic(NO_INLINE_PATH)]
             root.add_path(path, ist.self_s, ist.calls, cat)
         return root
@@ -259,6 +262,19 @@ def _build_tree(
         path = [keys[i] for i in ids] or [_synthetic(name) for name in empty_stack_names(view, cat)]
         root.add_path(path, st.seconds, st.samples, cat)
     return root
+
+
+#: the inline view's colours: Dynamo's inline profile times inlined calls, every one Dynamo tracing;
+#: the calls under a parametrization's @property are told apart (key -> legend label)
+INLINE_CATEGORIES: dict[str, str] = {
+    PARAMETRIZATION_COLOUR: "parametrization @property calls",
+    "dynamo_tracing": "other inlined calls",
+}
+
+
+def inline_category(path: Sequence[FunctionRef]) -> str:
+    """The inline view's colour key of one inlined call path (``INLINE_CATEGORIES``)."""
+    return PARAMETRIZATION_COLOUR if any(is_parametrization(f) for f in path) else "dynamo_tracing"
 
 
 def empty_stack_names(view: View, category: str) -> tuple[str, ...]:

@@ -15,13 +15,25 @@ from dynaprof import fmt
 from dynaprof.analysis.compare import Comparison, cause_changes, cause_text, compare_sessions, value
 from dynaprof.cli import ranks_support
 from dynaprof.cli.common import display_path, info, prepare_out_dir, write_files
+from dynaprof.errors import DynaprofError
 from dynaprof.model.session import CATEGORY_LABELS, Session
-from dynaprof.model.store import SESSION_FILE, load_session, rank_dir_name
+from dynaprof.model.store import SESSION_FILE, rank_dir_name
+from dynaprof.model.store import load_session as _load_stored
 from dynaprof.render import cache_section
 from dynaprof.render.compare_report import render_compare
 
 COMPARE_DIR = "dynaprof-compare"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def load_session(path: Path) -> Session:
+    """A saved session with its attribution derived again by today's rules, as ``report`` and ``pr``
+    derive it: two runs saved by different dynaprof versions are compared on one breakdown."""
+    from dynaprof.analysis.attribution import apply_attribution
+
+    session = _load_stored(path)
+    apply_attribution(session)
+    return session
 
 
 def run_name(path: Path) -> str:
@@ -45,7 +57,7 @@ def default_out_dir(base: str, new: str) -> Path:
 
 def explain_lines(cmp: Comparison, limit: int = 3) -> list[str]:
     """The change explained by cause first (the causes that moved most, with their phases), then
-    by phase (the attribution categories); or why the cause view is missing."""
+    by phase (the cause x phase table's columns); or why the cause view is missing."""
     total = cmp.totals["compile_s"].delta or 0.0
     out = []
     if cmp.causes is None:
@@ -108,17 +120,23 @@ def compare_ranks(base: Path, new: Path, out: Path | None, normalize: bool, forc
 
 class CompareCommand:
     name = "compare"
-    help = "compare two runs: compile-time deltas per frame and category, differential flamegraphs"
+    help = "compare two runs: compile-time deltas per frame, cause and phase, differential flamegraphs"
     description = (
         "Compares BASE and NEW (run folders or session.json files): frames are matched by code location "
         "and order; the report gives total and per-frame deltas (compile time, restarts, guards, inlined "
-        "calls, graph breaks, attribution categories, parametrized properties) and differential "
-        "flamegraphs (red: more time in NEW, blue: less)."
+        "calls, graph breaks, causes and phases, parametrized properties) and differential "
+        "flamegraphs (red: more time in NEW, blue: less). Each side may be several runs "
+        "(--base A1 A2 ... --new B1 B2 ...: single runs, or runs made with --repeat), pooled as repeats: "
+        "made alternately, they cancel the machine's drift, and the change gets a noise verdict."
     )
 
     def prepare_parser(self, p: argparse.ArgumentParser) -> None:
-        p.add_argument("base", type=Path, metavar="BASE", help="the reference run (folder or session.json)")
-        p.add_argument("new", type=Path, metavar="NEW", help="the run to compare with it")
+        p.add_argument("pair", type=Path, nargs="*", metavar="BASE NEW",
+                       help="the reference run and the run to compare with it (folders or session.json files)")
+        p.add_argument("--base", type=Path, nargs="+", dest="base_runs", metavar="RUN",
+                       help="several runs of the reference side, pooled as repeats (with --new, instead of BASE NEW)")
+        p.add_argument("--new", type=Path, nargs="+", dest="new_runs", metavar="RUN",
+                       help="several runs of the side compared with it, pooled as repeats")
         p.add_argument("-o", "--output", type=Path, metavar="DIR",
                        help=f"output folder (default: ./{COMPARE_DIR}/<base>-vs-<new>)")
         p.add_argument("--normalize", action="store_true",
@@ -128,14 +146,37 @@ class CompareCommand:
                        help="multi-rank runs (torchrun): compare rank N only (default: every rank, rank by rank)")
 
     def run(self, args: argparse.Namespace) -> int:
+        if args.base_runs or args.new_runs:
+            if args.pair or not (args.base_runs and args.new_runs):
+                raise DynaprofError("give BASE NEW, or --base RUN... --new RUN... (several runs per side)")
+            if args.rank is not None:
+                raise DynaprofError("--rank compares one BASE with one NEW; pool ranks' runs one side at a time")
+            return self._pooled(args)
+        if len(args.pair) != 2:
+            raise DynaprofError(f"compare needs BASE and NEW (got {len(args.pair)} path"
+                                f"{'s' * (len(args.pair) != 1)}), or --base RUN... --new RUN...")
+        args.base, args.new = args.pair
         if args.rank is not None:
             args.base, args.new = ranks_support.pick_rank(args.base, args.rank), ranks_support.pick_rank(args.new,
                                                                                                          args.rank)
         elif ranks_support.is_multi_rank_dir(args.base) or ranks_support.is_multi_rank_dir(args.new):
             return compare_ranks(args.base, args.new, args.output, args.normalize, args.force)
-        base = load_session(args.base)
-        new = load_session(args.new)
-        names = (run_name(args.base), run_name(args.new))
+        return self._write(args, load_session(args.base), load_session(args.new),
+                           (run_name(args.base), run_name(args.new)))
+
+    def _pooled(self, args: argparse.Namespace) -> int:
+        from dynaprof.analysis.repeats import pool
+
+        sides = []
+        for paths in (args.base_runs, args.new_runs):
+            if any(ranks_support.is_multi_rank_dir(p) for p in paths):
+                raise DynaprofError("--base/--new pool single-process runs; compare multi-rank runs as BASE NEW")
+            sides.append(pool([load_session(p) for p in paths]))
+        names = tuple(run_name(paths[0]) + (f"-x{len(paths)}" if len(paths) > 1 else "")
+                      for paths in (args.base_runs, args.new_runs))
+        return self._write(args, sides[0], sides[1], (names[0], names[1]))
+
+    def _write(self, args: argparse.Namespace, base: Session, new: Session, names: tuple[str, str]) -> int:
         if names[0] == names[1]:
             names = (f"{names[0]}-base", f"{names[1]}-new")
         out_dir = prepare_out_dir(args.output or default_out_dir(*names), args.force)

@@ -318,7 +318,7 @@ def render_outputs(
     tables, notes = load_cprofile(session, run_dir or out_dir)
     ctx = RenderContext(session, options, cprofile=tables, made=planned(names))
     # derived data, by the current rules: each stack classified once
-    apply_attribution(session, ctx.derived.categories, ctx.derived.phases)
+    apply_attribution(session, ctx.derived.phases, ctx.derived.causes)
     outcomes: dict[str, _Outcome] = {}
     parallel = _parallel_names(ctx, names)
     worker = _Worker(parallel, ctx, out_dir) if parallel else None

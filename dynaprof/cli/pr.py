@@ -36,7 +36,7 @@ def _ctx(session: Session, options: RenderOptions) -> RenderContext:
     from dynaprof.analysis.attribution import apply_attribution
 
     ctx = RenderContext(session, options)
-    apply_attribution(session, ctx.derived.categories, ctx.derived.phases)  # as every render: by the current rules
+    apply_attribution(session, ctx.derived.phases, ctx.derived.causes)  # as every render: by the current rules
     return ctx
 
 

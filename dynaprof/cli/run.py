@@ -57,18 +57,6 @@ def cold_caches() -> dict[str, str]:
     return {name: tempfile.mkdtemp(prefix=f"dynaprof-{name.split('_')[0].lower()}-") for name in CACHE_ENV}
 
 
-def _combine(sessions: list[Session], cold: bool) -> Session:
-    """One session of repeated runs: the median run's, holding every run's totals (``repeats``)."""
-    from dynaprof.analysis.repeats import make_repeat, median_repeat
-
-    reps = [make_repeat(i, s, cold) for i, s in enumerate(sessions, 1)]
-    at = median_repeat([r.compile_s for r in reps])
-    chosen = sessions[at]
-    chosen.repeats = reps
-    chosen.run.repeat = reps[at].index
-    return chosen
-
-
 class RunCommand:
     name = "run"
     help = "run a script (or -m module) and profile every torch.compile compile in it"
@@ -198,7 +186,9 @@ class RunCommand:
                 f"the script did not start ({target}); exit status {result.exit_status}", result.exit_status or 1
             )
         if args.repeat > 1:
-            session = _combine([s for _, s, _ in runs if s is not None], cold=not args.warm)
+            from dynaprof.analysis.repeats import combine
+
+            session = combine([s for _, s, _ in runs if s is not None], cold=not args.warm)
             result = next((r for r, _, _ in runs if r.exit_status != 0), result)
             if len(runs) < args.repeat:
                 session.capture.warnings.append(

@@ -16,40 +16,16 @@ from dynaprof.fmt import one_line as _one_line
 from dynaprof.model.cache_keys import CacheKeys
 
 #: Bump when a change would make an older dynaprof misread a session.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: what changed with each schema version (older sessions still load)
 SCHEMA_HISTORY = {
     1: "first version",
     2: "samples carry torch's open spans and the FX-node cause; attribution gains causes, matrix, "
     "restart_waste and parametrizations (docs/session-format.md)",
+    3: "attribution's keys are the phase groups (PHASE_GROUPS), each the sum of its phases' seconds: "
+    "restarts and parametrization left it (see restart_waste and causes), cpp_triton_compile became "
+    "kernel_compile and toolchain_setup, inductor_codegen became inductor, user_tracing became dynamo_tracing",
 }
-
-#: Attribution categories, in the precedence order the rules apply (first match wins);
-#: the rules themselves live in ``dynaprof.analysis.attribution``.
-CATEGORIES: tuple[str, ...] = (
-    "restarts",
-    "parametrization",
-    "guard_building",
-    "cpp_triton_compile",
-    "inductor_codegen",
-    "aot_autograd",
-    "fake_tensor",
-    "user_tracing",
-    "other",
-)
-
-CATEGORY_LABELS: dict[str, str] = {
-    "restarts": "restarts (discarded attempts)",
-    "parametrization": "parametrization property tracing",
-    "guard_building": "guard building",
-    "cpp_triton_compile": "C++/Triton compile",
-    "inductor_codegen": "Inductor codegen",
-    "aot_autograd": "AOT autograd",
-    "fake_tensor": "fake tensors / variable building",
-    "user_tracing": "other user-code tracing",
-    "other": "other",
-}
-
 
 @dataclass
 class RestartWaste:
@@ -115,25 +91,38 @@ PHASE_LABELS: dict[str, str] = {
     "other": "other",
 }
 
-#: the category (``CATEGORIES``) each phase's seconds are counted in
-PHASE_CATEGORY: dict[str, str] = {
-    "dynamo_tracing": "user_tracing",
-    "fake_tensor": "fake_tensor",
-    "guard_building": "guard_building",
-    "aot_trace": "aot_autograd",
-    "aot_partition": "aot_autograd",
-    "aot_other": "aot_autograd",
-    "graph_passes": "inductor_codegen",
-    "lowering": "inductor_codegen",
-    "scheduling": "inductor_codegen",
-    "codegen": "inductor_codegen",
-    "inductor_other": "inductor_codegen",
-    "kernel_compile": "cpp_triton_compile",
-    "toolchain_setup": "cpp_triton_compile",
-    "autotuning": "inductor_codegen",
-    "cache": "other",
-    "other": "other",
-}
+@dataclass(frozen=True)
+class PhaseGroup:
+    """One column of the breakdown: phases a compiler engineer reads together."""
+
+    key: str
+    label: str
+    short: str  # the terminal's column header
+    phases: tuple[str, ...]
+
+
+#: The one breakdown every page shows (the cause x phase table's columns, the flamegraphs' colours,
+#: ``attribution``'s keys), in pipeline order. A group of one phase has the phase's key and label, so
+#: a label a reader sees always stands for one number.
+PHASE_GROUPS: tuple[PhaseGroup, ...] = (
+    PhaseGroup("dynamo_tracing", PHASE_LABELS["dynamo_tracing"], "tracing", ("dynamo_tracing",)),
+    PhaseGroup("fake_tensor", PHASE_LABELS["fake_tensor"], "fake", ("fake_tensor",)),
+    PhaseGroup("guard_building", PHASE_LABELS["guard_building"], "guards", ("guard_building",)),
+    PhaseGroup("aot_autograd", "AOT autograd", "AOT", ("aot_trace", "aot_partition", "aot_other")),
+    PhaseGroup("inductor", "Inductor passes, lowering, scheduling, codegen", "Inductor",
+               ("graph_passes", "lowering", "scheduling", "codegen", "inductor_other", "autotuning")),
+    PhaseGroup("kernel_compile", PHASE_LABELS["kernel_compile"], "kernels", ("kernel_compile",)),
+    PhaseGroup("toolchain_setup", PHASE_LABELS["toolchain_setup"], "toolchain", ("toolchain_setup",)),
+    PhaseGroup("cache", PHASE_LABELS["cache"], "cache", ("cache",)),
+    PhaseGroup("other", PHASE_LABELS["other"], "other", ("other",)),
+)
+#: phase -> the key of its group
+GROUP_OF: dict[str, str] = {p: g.key for g in PHASE_GROUPS for p in g.phases}
+#: group keys (``attribution``'s keys), in pipeline order
+CATEGORIES: tuple[str, ...] = tuple(g.key for g in PHASE_GROUPS)
+CATEGORY_LABELS: dict[str, str] = {g.key: g.label for g in PHASE_GROUPS}
+if set(GROUP_OF) != set(PHASES):  # pragma: no cover - a table error, caught by any import
+    raise AssertionError("every phase belongs to one group")
 
 #: cause keys that are not user code
 CAUSE_WHOLE_GRAPH = "whole graph"

@@ -19,8 +19,10 @@ from collections.abc import Callable
 import networkx as nx
 
 from dynaprof import fmt
+from dynaprof.analysis.attribution import PARAMETRIZATION_COLOUR
 from dynaprof.analysis.callgraph import CallGraph, build_callgraph
-from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS
+from dynaprof.analysis.stacks import COLOUR_ORDER
+from dynaprof.model.session import CATEGORY_LABELS
 from dynaprof.render.base import Files, RenderContext
 from dynaprof.render.colours import CATEGORY_OUTLINE, heat_colour
 from dynaprof.render.files import CALLGRAPH_DOT, CALLGRAPH_SVG
@@ -156,7 +158,7 @@ def callgraph_dot(cg: CallGraph, title: str = "dynaprof call graph") -> str:
                 "  ",
                 f'"{ids[n]}"',
                 label=_Raw(dot_string(d["name"], where, share, amount, *extra)),
-                tooltip=f"{n}  [{CATEGORY_LABELS.get(d['category'], d['category'])}]",
+                tooltip=f"{n}  [{_outline_label(d)}]",
                 fillcolor=fill,
                 fontcolor=text_color(fill),
                 color=CATEGORY_OUTLINE.get(d["category"], "#bbbbbb"),
@@ -184,8 +186,17 @@ def callgraph_dot(cg: CallGraph, title: str = "dynaprof call graph") -> str:
     return "\n".join(lines) + "\n"
 
 
+#: the outline of a node where parametrization property tracing happens (a cause, drawn over the phase)
+PARAM_OUTLINE_LABEL = "parametrization property tracing"
+
+
+def _outline_label(d: dict[str, object]) -> str:
+    c = str(d["category"])
+    return CATEGORY_LABELS.get(c, PARAM_OUTLINE_LABEL if c == PARAMETRIZATION_COLOUR else c)
+
+
 def _legend(g: nx.DiGraph) -> list[str]:
-    present = [c for c in CATEGORIES if any(g.nodes[n]["category"] == c for n in g)]
+    present = [c for c in COLOUR_ORDER if any(g.nodes[n]["category"] == c for n in g)]
     out = [
         '  subgraph "cluster_legend" {',
         _stmt("    ", "graph", label="legend", style="rounded", color="#999999", fontsize=10),
@@ -214,7 +225,7 @@ def _legend(g: nx.DiGraph) -> list[str]:
             _stmt(
                 "    ",
                 f'"{names[-1]}"',
-                label=f"outline: {CATEGORY_LABELS[c]}",
+                label=f"outline: {CATEGORY_LABELS.get(c, PARAM_OUTLINE_LABEL)}",
                 fillcolor="#ffffff",
                 fontcolor="#000000",
                 color=CATEGORY_OUTLINE[c],

@@ -1,4 +1,4 @@
-"""Every colour a category or phase gets, in one table per axis (flamegraph fills, the report's
+"""Every colour a phase group or phase gets, in one table per axis (flamegraph fills, the report's
 swatches, the call graph's outlines), and how a frame's fill is derived (deterministic shades)."""
 
 from __future__ import annotations
@@ -18,19 +18,22 @@ class CategoryColour(NamedTuple):
     outline: str
 
 
-#: per attribution category: warm fills for Dynamo's work, green for AOT autograd and blue for
-#: Inductor (the families the user-code view's phases use, so a colour means one thing in every
-#: picture), and parametrization a strong magenta so it stands out at a glance
+#: per phase group (``model.session.PHASE_GROUPS``): warm fills for Dynamo's work, green for AOT
+#: autograd, blue for Inductor, browns for kernel compile and the toolchain (the families the
+#: user-code view's phases use, so a colour means one thing in every picture)
 CATEGORY_COLOURS: dict[str, CategoryColour] = {
-    "restarts": CategoryColour((2.0, 0.55, 0.60), "#7f7f7f"),
-    "parametrization": CategoryColour((292.0, 0.80, 0.50), "#ff00ff"),
-    "guard_building": CategoryColour((50.0, 0.85, 0.56), "#ff9900"),
-    "cpp_triton_compile": CategoryColour((22.0, 0.50, 0.42), "#8c564b"),
-    "inductor_codegen": CategoryColour((210.0, 0.60, 0.55), "#17becf"),
-    "aot_autograd": CategoryColour((140.0, 0.45, 0.50), "#2ca02c"),
+    "dynamo_tracing": CategoryColour((24.0, 0.92, 0.60), "#000000"),
     "fake_tensor": CategoryColour((30.0, 0.85, 0.74), "#9467bd"),
-    "user_tracing": CategoryColour((24.0, 0.92, 0.60), "#000000"),
+    "guard_building": CategoryColour((50.0, 0.85, 0.56), "#ff9900"),
+    "aot_autograd": CategoryColour((140.0, 0.45, 0.50), "#2ca02c"),
+    "inductor": CategoryColour((210.0, 0.60, 0.55), "#17becf"),
+    "kernel_compile": CategoryColour((22.0, 0.50, 0.42), "#8c564b"),
+    "toolchain_setup": CategoryColour((8.0, 0.35, 0.30), "#5a3a31"),
+    "cache": CategoryColour((0.0, 0.0, 0.68), "#aaaaaa"),
     "other": CategoryColour((35.0, 0.22, 0.66), "#bbbbbb"),
+    # not a phase group: the inline view's parametrization calls and the call graph's parametrization
+    # nodes, a strong magenta so they stand out at a glance
+    "parametrization": CategoryColour((292.0, 0.80, 0.50), "#ff00ff"),
 }
 CATEGORY_HSL: dict[str, HSL] = {k: v.fill for k, v in CATEGORY_COLOURS.items()}
 UNKNOWN_HSL = (0.0, 0.0, 0.75)
@@ -51,6 +54,7 @@ PHASE_HSL: dict[str, HSL] = {
     "inductor_other": (215.0, 0.30, 0.70),
     "autotuning": (265.0, 0.45, 0.64),
     "kernel_compile": (22.0, 0.50, 0.42),
+    "toolchain_setup": (8.0, 0.35, 0.30),
     "cache": (0.0, 0.0, 0.68),
     "other": (35.0, 0.22, 0.66),
 }

@@ -146,12 +146,16 @@ def diff_svgs(base: Session, new: Session, options: RenderOptions, names: tuple[
         from dynaprof.render.flamegraph import diff_flamegraph_svg
     except ImportError:  # pragma: no cover - ships with dynaprof
         return {}
+    from dynaprof.analysis.derived import Derived
+
     out = {}
+    derived = {id(base): Derived(base), id(new): Derived(new)}  # each run's stacks classified once, for both views
     for view, label in VIEWS:
         what = "share of compile time" if normalize else "compile time"
         out[f"diff-{view}.svg"] = diff_flamegraph_svg(
             # the compiler view folded as its flamegraph is (analysis.fold): the runs line up by user call
-            build_tree(base, view, fold=view == "compiler"), build_tree(new, view, fold=view == "compiler"),
+            build_tree(base, view, fold=view == "compiler", derived=derived[id(base)]),
+            build_tree(new, view, fold=view == "compiler", derived=derived[id(new)]),
             title=f"{names[0]} -> {names[1]}: {label}",
             subtitle=f"differential flamegraph of {what} by {label}; BASE {names[0]}, NEW {names[1]}",
             options=options, normalize=normalize)
@@ -194,8 +198,8 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
                                                    for r, how in crows], align="lrrrl"), True)]
     cats = category_rows(cmp)
     if cats:
-        title = "Attribution (share of compile time)" if cmp.normalize else "Attribution (sampled seconds)"
-        out += ["", md.details(title, md.md_table(["category", *hdr[1:]], [[e(r.label), r.base, r.new, e(r.change)]
+        title = "By phase (share of compile time)" if cmp.normalize else "By phase (sampled seconds)"
+        out += ["", md.details(title, md.md_table(["phase", *hdr[1:]], [[e(r.label), r.base, r.new, e(r.change)]
                                                                            for r in cats], align="lrrr"), True)]
     frows = frame_rows(cmp)
     if frows:
@@ -249,7 +253,7 @@ class CompareView:
     cache: cache_section.CacheSection | None = None  # templates/cache_section.html.j2
 
 
-COMPARE_NAV = (("summary", "Summary"), ("totals", "Totals"), ("causes", "Causes"), ("attribution", "Attribution"),
+COMPARE_NAV = (("summary", "Summary"), ("totals", "Totals"), ("causes", "Causes"), ("attribution", "Phases"),
                ("flamegraphs", "Flamegraphs"), ("frames", "Frames"), ("only-base", "Only BASE"),
                ("only-new", "Only NEW"), ("cache", "Cache"), ("environment", "Environment"))
 
@@ -280,8 +284,8 @@ def compare_view(cmp: Comparison, base: Session, new: Session, svgs: dict[str, s
         causes = ("By cause (share of compile time)" if cmp.normalize else "By cause (sampled seconds)",
                   h.table(cols, [[r.label, r.base, r.new, _change_cell(r), how] for r, how in crows]))
     cats = category_rows(cmp)
-    attribution = (("Attribution (share of compile time)" if cmp.normalize else "Attribution (sampled seconds)",
-                    _row_table("category", cats)) if cats else None)
+    attribution = (("By phase (share of compile time)" if cmp.normalize else "By phase (sampled seconds)",
+                    _row_table("phase", cats)) if cats else None)
     graphs: list[tuple[str, Markup]] = [(v, h.inline_svg(svgs[f"diff-{v}.svg"])) for v, _ in VIEWS
                                         if f"diff-{v}.svg" in svgs]
     frames = None

@@ -15,10 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dynaprof import fmt
+from dynaprof.analysis.attribution import PARAMETRIZATION_COLOUR
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.fold import FOLD_KINDS
 from dynaprof.analysis.pruned_tree import GATHERED_PREFIX, build_pruned_tree
 from dynaprof.analysis.stacks import (
+    COLOUR_ORDER,
+    INLINE_CATEGORIES,
     SYNTHETIC,
     VIEWS,
     StackNode,
@@ -31,7 +34,7 @@ from dynaprof.analysis.stacks import (
     short_filename,
 )
 from dynaprof.fmt import safe_key
-from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, PHASE_LABELS, PHASES, Session
+from dynaprof.model.session import CATEGORY_LABELS, PHASE_LABELS, PHASES, Session
 from dynaprof.render.base import Files, RenderContext, RenderOptions
 from dynaprof.render.colours import GATHERED_FILL, category_colour, pass_through_colour, phase_colour
 from dynaprof.render.files import flamegraph_file
@@ -79,19 +82,18 @@ def _node_title(node: StackNode, total: float, view: str) -> str:
     else:
         count = f"{node.samples:,} sample{'s' if node.samples != 1 else ''}"
     lines.append(f"{fmt.duration(node.seconds, 'ms')}, {pct:.2f}% of total, {count}")
-    phases = view == "traced"
-    cat = node.dominant_category(PHASES if phases else CATEGORIES)
+    order, labels = colour_keys(view)
+    cat = node.dominant_category(order)
     if cat is not None:
         share = node.categories[cat] / node.seconds if node.seconds > 0 else 1.0
-        label = (PHASE_LABELS if phases else CATEGORY_LABELS).get(cat, cat)
-        what = "phase" if phases else "category"
-        lines.append(f"{what}: {label}" if share > 0.995 else f"mostly {label} ({100 * share:.0f}%)")
-    if not phases and node.self_seconds > 0:
-        own = node.dominant_category(CATEGORIES, own=True)
+        label = labels.get(cat, cat)
+        lines.append(f"phase: {label}" if share > 0.995 else f"mostly {label} ({100 * share:.0f}%)")
+    if view != "traced" and node.self_seconds > 0:
+        own = node.dominant_category(order, own=True)
         if own is not None:
             self_pct = 100.0 * node.self_seconds / total if total > 0 else 0.0
             lines.append(f"self {fmt.duration(node.self_seconds, 'ms')} ({self_pct:.2f}%): "
-                         f"{CATEGORY_LABELS.get(own, own)}")
+                         f"{labels.get(own, own)}")
     if node.kind in FOLD_KINDS:
         lines.append("Dynamo tracing this user function (its interpreter frames run/step/CALL/inline_call "
                      "are folded into this frame)")
@@ -100,18 +102,39 @@ def _node_title(node: StackNode, total: float, view: str) -> str:
     return "\n".join(lines)
 
 
+def colour_keys(view: str) -> tuple[Sequence[str], dict[str, str]]:
+    """What a view's node ``categories`` hold, in legend order, with their labels: phases in the
+    user-code view, the inline view's two kinds of inlined call, else the phase groups (the
+    cause x phase table's columns, so legend and table print one figure under one label)."""
+    if view == "traced":
+        return PHASES, PHASE_LABELS
+    if view == "inline":
+        return tuple(INLINE_CATEGORIES), INLINE_CATEGORIES
+    return COLOUR_ORDER, COMPILER_LABELS
+
+
+#: the compiler view: parametrization (a cause, in every phase) in its own colour, the other
+#: causes' seconds by phase group
+COMPILER_LABELS: dict[str, str] = {PARAMETRIZATION_COLOUR: "parametrization (every phase)", **CATEGORY_LABELS}
+#: the legend's groups when parametrization has its own colour: they hold less than the table's
+#: columns of the same name, so they say so
+OTHER_CAUSES_SUFFIX = ", other causes"
+
+
 def _legend(root: StackNode, view: str = "compiler", base_s: float | None = None) -> list[tuple[str, str]]:
     """(colour, label and share) per category, or per phase in the user-code view. Shares are of
     ``base_s`` (the compile time the graph covers) when known, rounded as every other output
     rounds them (``fmt.pct``), so the legend, the verdict and the tables print one figure."""
     total = base_s if base_s else root.seconds
     out = []
-    phases = view == "traced"
-    for cat in PHASES if phases else CATEGORIES:
+    order, labels = colour_keys(view)
+    if view == "compiler" and root.categories.get(PARAMETRIZATION_COLOUR, 0.0) > 0:
+        labels = {k: v if k == PARAMETRIZATION_COLOUR else v + OTHER_CAUSES_SUFFIX for k, v in labels.items()}
+    for cat in order:
         v = root.categories.get(cat, 0.0)
         if v > 0 and total > 0:
-            colour = phase_colour(cat) if phases else category_colour(cat)
-            out.append((colour, f"{(PHASE_LABELS if phases else CATEGORY_LABELS)[cat]} {fmt.pct(v, total)}"))
+            colour = phase_colour(cat) if view == "traced" else category_colour(cat)
+            out.append((colour, f"{labels[cat]} {fmt.pct(v, total)}"))
     if view == "compiler" and out:
         out.append((pass_through_colour(None), "pale: little self time (passes it to its callees; tint of their "
                                                "category)"))
@@ -136,7 +159,7 @@ def _fill(node: StackNode, view: str, min_self: float = 0.0) -> str:
         if node.self_seconds <= 0 or node.self_seconds < max(min_self, SELF_SHARE * node.seconds):
             return pass_through_colour(node.dominant_category(), node.name)
         return category_colour(node.dominant_category(own=True), node.name)
-    return category_colour(node.dominant_category(), node.name)
+    return category_colour(node.dominant_category(colour_keys(view)[0]), node.name)
 
 
 def _pruned_note(count: int, seconds: float, min_width: float, total: float = 0.0) -> str:

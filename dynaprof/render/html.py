@@ -1,6 +1,6 @@
 """``report.html``: one self-contained page (inline CSS, JS and SVG; no network at all).
 
-The page leads with the verdict and totals, then findings, the attribution, the flamegraphs
+The page leads with the verdict and totals, then findings, the cause x phase table, the flamegraphs
 (their SVG inlined: each carries its own zoom/search script, written to work inlined, several
 per page), the call graph, sortable tables and one collapsible section per compile. A
 Content-Security-Policy forbids every fetch, so the file behaves the same offline, attached to a
@@ -38,7 +38,6 @@ from dynaprof.render import cache_section
 from dynaprof.render import markdown as md
 from dynaprof.render.base import Deferred, Files, RenderContext, Renderer
 from dynaprof.render.cache_section import CacheSection
-from dynaprof.render.colours import category_colour
 from dynaprof.render.files import CALLGRAPH_SVG, REPORT_HTML
 
 __all__ = ["CSP", "TD", "Cell", "Col", "Kpi", "Link", "Page", "Table", "asset", "inline_svg", "num", "render_html",
@@ -230,21 +229,6 @@ class Causes:
     notes: list[str]
 
 
-class Bar(NamedTuple):
-    label: str
-    colour: str
-    width: str  # percent of the largest, "12.3"
-    seconds: str
-    pct: str
-
-
-@dataclass(frozen=True)
-class Attribution:
-    bars: list[Bar]  # empty: no samples
-    sampled: str = ""
-    total: str = ""
-
-
 class Flame(NamedTuple):
     view: str
     label: str
@@ -311,7 +295,6 @@ class Report:
     kpis: list[Kpi]
     also: list[str]
     causes: Causes | None
-    attribution: Attribution
     flamegraphs: Flamegraphs
     callgraph: CallGraph
     frames_title: str
@@ -354,18 +337,6 @@ def _i(v: float | int | None) -> int | None:
     return None if v is None else int(v)
 
 
-def _attribution(s: Session) -> Attribution:
-    cats = sorted(((k, v) for k, v in s.attribution.items() if v > 0), key=lambda kv: -kv[1])
-    if not cats:
-        return Attribution([])
-    total = s.total_compile_s
-    top = cats[0][1]
-    bars = [Bar(CATEGORY_LABELS.get(k, k), category_colour(k), f"{100 * v / top:.1f}", fmt.seconds(v),
-                fmt.pct(v, total)) for k, v in cats]
-    sampled = s.samples.seconds if s.samples else 0.0
-    return Attribution(bars, fmt.seconds(sampled), fmt.seconds(total))
-
-
 def _causes(s: Session) -> Causes | None:
     """The cause x phase table (``analysis.cause_table``); nothing for sessions without it."""
     t = session_cause_table(s, max_rows=25)
@@ -386,7 +357,8 @@ def _causes(s: Session) -> Causes | None:
         if r.more_details[0]:
             rows.append(row(f"↳ +{r.more_details[0]:,} more", None, r.more_details[1], 0.0, "dp-sub"))
     rows.append(row("all causes", t.totals.cells, t.totals.total, t.totals.wasted, "dp-total"))
-    return Causes([(c.label, c.description) for c in t.columns], waste, rows, md.cause_table_notes(t))
+    notes = md.cause_table_notes(t) + [n for n in (md.sampling_note(s),) if n]
+    return Causes([(c.label, c.description) for c in t.columns], waste, rows, notes)
 
 
 #: the order the report shows the flamegraphs in: the user's code first
@@ -561,10 +533,10 @@ def _frame(f: CompiledFrame) -> FrameView:
         phases = sorted(f.phases.items(), key=lambda kv: -kv[1])
         sub("Phases (inclusive)", [Col("phase", code=True), Col("seconds", True), Col("% of frame", True)],
             [[k, secs(v), (fmt.pct(v, f.compile_time_s), v)] for k, v in phases])
-    cats = [(k, v) for k, v in sorted(f.attribution.items(), key=lambda kv: -kv[1]) if v > 0]
-    if cats:
-        sub("Attribution (sampled)", [Col("category"), Col("seconds", True)],
-            [[CATEGORY_LABELS.get(k, k), secs(v)] for k, v in cats])
+    groups = [(k, v) for k, v in f.attribution.items() if v > 0]  # pipeline order, as the table's columns
+    if groups:
+        sub("Sampled, by phase", [Col("phase"), Col("seconds", True)],
+            [[CATEGORY_LABELS.get(k, k), secs(v)] for k, v in groups])
     if f.restarts:
         sub("Attempts", [Col("attempt"), Col("start (s)", True), Col("duration", True), Col("outcome")],
             [[str(a.index), secs(a.start_s), secs(a.duration_s), ("final" if a.index >= f.restarts else "discarded")
@@ -599,7 +571,7 @@ def _compiles(ordered: list[CompiledFrame], limit: int = 200) -> Compiles | None
 
 
 #: the report's sections in page order, with their navigation labels
-REPORT_NAV = (("summary", "Summary"), ("causes", "Causes"), ("attribution", "Attribution"),
+REPORT_NAV = (("summary", "Summary"), ("causes", "Causes"),
               ("flamegraphs", "Flamegraphs"), ("callgraph", "Call graph"), ("frames", "Frames"),
               ("properties", "Properties"), ("traced", "Traced functions"), ("compiles", "Per compile"),
               ("reasons", "Restarts & breaks"), ("cache", "Cache"), ("environment", "How it was made"),
@@ -610,17 +582,17 @@ def report_view(ctx: RenderContext) -> Report:
     """What ``report.html`` shows, as text ready to print."""
     s = ctx.session
     ordered = md.frames_by_time(s)
-    causes, attribution = _causes(s), _attribution(s)
+    causes = _causes(s)
     flames, callgraph = _flamegraphs(ctx), _callgraph(ctx)
     frames = _frames_table(ordered)
     properties, traced = _properties(s), _traced(s, ctx.derived)
     compiles, reasons = _compiles(ordered), _reasons(s)
-    cache = cache_section.view(s)
+    cache_view = cache_section.view(s)
     notes = list(ctx.notes)  # last: the sections above may have added notes
     present = [a for a, shown in (
-        ("summary", True), ("causes", causes), ("attribution", True), ("flamegraphs", True), ("callgraph", True),
+        ("summary", True), ("causes", True), ("flamegraphs", True), ("callgraph", True),
         ("frames", True), ("properties", properties), ("traced", traced), ("compiles", compiles),
-        ("reasons", reasons), ("cache", cache), ("environment", True), ("notes", notes)) if shown]
+        ("reasons", reasons), ("cache", cache_view), ("environment", True), ("notes", notes)) if shown]
     found, verdict = findings(s), hottest(s)
     data = {"target": s.run.target, "verdict": verdict, "totals": totals(s),
             "findings": [{"key": f.key, "seconds": f.seconds, "text": f.text} for f in found]}
@@ -629,10 +601,10 @@ def report_view(ctx: RenderContext) -> Report:
                 fmt.one_line(target, 300), _meta(s), nav(present, REPORT_NAV), data)
     return Report(
         page=page, verdict=verdict, kpis=_kpis(s), also=[f.text for f in found[1:]],
-        causes=causes, attribution=attribution, flamegraphs=flames, callgraph=callgraph,
+        causes=causes, flamegraphs=flames, callgraph=callgraph,
         frames_title=f"Compiled frames ({len(ordered):,})", frames=frames, properties=properties, traced=traced,
         compiles=compiles, reasons=reasons, environment=_environment(s), command=how_made.repro_line(s),
-        notes=notes, cache=cache)
+        notes=notes, cache=cache_view)
 
 
 def report_html(ctx: RenderContext) -> str:

@@ -22,7 +22,7 @@ from dynaprof.analysis.derived import Derived, FunctionTime
 from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.analysis.repeats import frame_medians, repeat_stats, repeat_summary
 from dynaprof.model.cache import cache_line, cache_totals
-from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, RestartReason, Session, display_id, display_name
+from dynaprof.model.session import CompiledFrame, RestartReason, Session, display_id, display_name
 from dynaprof.render import cache_section
 from dynaprof.render.base import Files, RenderContext
 from dynaprof.render.files import SUMMARY_MD, report_links
@@ -233,29 +233,18 @@ def _remedy(s: Session) -> list[str]:
     return [f"**Try:** {md_escape(found[0].remedy, 300)}", ""] if found and found[0].remedy else []
 
 
-def _attribution(s: Session, rows: int) -> str:
-    cats = sorted(((k, v) for k, v in s.attribution.items() if v > 0), key=lambda kv: -kv[1])
-    if not cats:
-        return ""
+def sampling_note(s: Session) -> str:
+    """Samples beyond their frame's compile time, scaled down to it: why the table may not add up
+    to the samples taken (empty when none were)."""
     total = s.total_compile_s
-    small = [(k, v) for k, v in cats if v < 0.01 * total] if total else []
-    small = small if len(small) > 1 else []
-    body = [[fmt.seconds(v), fmt.pct(v, total), md_escape(CATEGORY_LABELS.get(k, k))] for k, v in cats
-            if (k, v) not in small]
-    if small:
-        secs = sum(v for _, v in small)
-        body.append([fmt.seconds(secs), fmt.pct(secs, total), f"{len(small)} more, under 1% each"])
     sampled = s.samples.seconds if s.samples else 0.0
     clipped = sum(f.sampled_clipped_s for f in s.frames)
-    note = (f"Sampled {fmt.seconds(min(sampled, total))} of {fmt.seconds(total)} compile time; every sample is in "
-            "one category.")
-    if clipped > 0 or sampled > total:
-        over = max(clipped, sampled - total)
-        note += (f" Samples beyond their frame's compile time ({fmt.seconds(over)}) were scaled down to it: torch's "
-                 "compile timer leaves out some of its own work around it (logging, recording metrics), which the "
-                 "sampler sees.")
-    return details("Where compile time went (attribution)",
-                   md_table(["seconds", "% of compile", "category"], body, align="rrl") + "\n\n" + note, True)
+    over = max(clipped, sampled - total)
+    if over < 0.0005:  # under the table's rounding
+        return ""
+    return (f"Samples beyond their frame's compile time ({fmt.seconds(over)}) were scaled down to it: torch's "
+            "compile timer leaves out some of its own work around it (logging, recording metrics), which the "
+            "sampler sees.")
 
 
 def cause_label(cause: str, folded: int = 0) -> str:
@@ -296,7 +285,8 @@ def _causes(s: Session, rows: int) -> str:
     t = table.totals
     body.append(line("**all causes**", t.cells, t.total, t.wasted))
     align = "l" + "r" * (len(header) - 1)
-    text = md_table(header, body, align=align) + "\n\n" + " ".join(md_escape(n, 600) for n in cause_table_notes(table))
+    notes = [md_escape(n, 600) for n in cause_table_notes(table)] + [sampling_note(s)]
+    text = md_table(header, body, align=align) + "\n\n" + " ".join(n for n in notes if n)
     return details("Where compile time went, by cause and phase", text, True)
 
 
@@ -390,7 +380,7 @@ def _cache(s: Session, rows: int) -> str:
 
 
 _SECTIONS: tuple[Callable[[Session, int], str], ...] = (
-    _causes, _frames, _repeats, _attribution, _properties, _traced, _reasons, _cache, _environment, _reproduce,
+    _causes, _frames, _repeats, _properties, _traced, _reasons, _cache, _environment, _reproduce,
 )
 
 

@@ -5,20 +5,21 @@
 only links are the pictures beside it, by relative path) and the pictures, static SVGs meant to be
 read as images (``![...](user-code.svg)``): ``PICTURE_WIDTH`` px wide, no script, no controls.
 
-Colours mean phases in every picture (``render.colours.phase_colour``): the user-code flamegraph
-(its frames are the causes: the user code each second was spent for) and the phase bars (the causes
-of each phase named in its tooltip, and in the comment's cause x phase table).
+Colours mean phases in every picture: the user-code flamegraph (its frames are the causes: the user
+code each second was spent for; ``render.colours.phase_colour``) and the phase bars, one segment per
+phase group, the cause x phase table's columns (``category_colour``; the causes of each named in its
+tooltip, and in the comment's cause x phase table).
 """
 
 from __future__ import annotations
 
 from dynaprof import fmt
-from dynaprof.analysis.causes import phase_seconds
+from dynaprof.analysis.attribution import group_seconds
 from dynaprof.analysis.compare import Comparison
-from dynaprof.model.session import PHASE_LABELS, PHASES, Session
+from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, PHASE_GROUPS, Session
 from dynaprof.render import markdown as md
 from dynaprof.render.base import RenderContext, RenderOptions
-from dynaprof.render.colours import phase_colour
+from dynaprof.render.colours import category_colour
 from dynaprof.render.flamegraph import flamegraph_svg
 from dynaprof.render.flamegraph_svg import is_dark, xml_attr, xml_text
 
@@ -42,18 +43,25 @@ def user_code_svg(ctx: RenderContext) -> str:
 
 
 def _phases(session: Session) -> dict[str, float]:
-    return phase_seconds(session.axes) if session.axes is not None else {}
+    """Seconds per phase group: the cause x phase table's column totals."""
+    return {k: v for k, v in group_seconds(session.axes).items() if v > 0} if session.axes is not None else {}
 
 
-def _causes_of(session: Session, phase: str, limit: int = 3) -> str:
+_GROUP_PHASES = {g.key: g.phases for g in PHASE_GROUPS}
+
+
+def _causes_of(session: Session, group: str, limit: int = 3) -> str:
     ax = session.axes
-    row = ax.matrix.get(phase, {}) if ax is not None else {}
+    row: dict[str, float] = {}
+    for phase in _GROUP_PHASES.get(group, ()):
+        for c, v in (ax.matrix.get(phase, {}) if ax is not None else {}).items():
+            row[c] = row.get(c, 0.0) + v
     top = sorted(((c, v) for c, v in row.items() if v > 0), key=lambda cv: (-cv[1], cv[0]))[:limit]
     return "; ".join(f"{fmt.one_line(fmt.terminal_safe(c), 80)} {fmt.seconds(v)}" for c, v in top)
 
 
 def phases_svg(runs: list[tuple[str, Session]]) -> str:
-    """One horizontal bar per run: its sampled seconds per compiler phase, coloured by phase, widths
+    """One horizontal bar per run: its sampled seconds per phase group, coloured by group, widths
     on one scale (so BASE and NEW compare); each segment's tooltip names the phase's top causes."""
     w = PICTURE_WIDTH
     bar_w = w - 2 * _PAD - _LABEL_W - _TOTAL_W
@@ -70,13 +78,13 @@ def phases_svg(runs: list[tuple[str, Session]]) -> str:
         if not phases:
             body.append(f'<text class="m" x="{x:g}" y="{y + 17:g}">no cause x phase data (not sampled, '
                         "or an older session)</text>")
-        for phase in [p for p in PHASES if p in phases] + [p for p in phases if p not in PHASES]:
+        for phase in [p for p in CATEGORIES if p in phases]:
             secs = phases[phase]
             seg = bar_w * secs / scale
             if phase not in used:
                 used.append(phase)
-            colour = phase_colour(phase)
-            name = PHASE_LABELS.get(phase, phase)
+            colour = category_colour(phase)
+            name = CATEGORY_LABELS.get(phase, phase)
             tip = f"{name}: {fmt.seconds(secs)} ({fmt.pct(secs, s.total_compile_s)} of compile)"
             causes = _causes_of(s, phase)
             tip += f"; causes: {causes}" if causes else ""
@@ -98,11 +106,12 @@ def phases_svg(runs: list[tuple[str, Session]]) -> str:
     y += 8
     x = float(_PAD)
     for phase in used:
-        label = PHASE_LABELS.get(phase, phase)
+        label = CATEGORY_LABELS.get(phase, phase)
         item = 16 + len(label) * 6.6 + 18
         if x > _PAD and x + item > w - _PAD:
             x, y = float(_PAD), y + 20
-        body.append(f'<rect x="{x:.1f}" y="{y - 10:g}" width="12" height="12" fill="{xml_attr(phase_colour(phase))}"/>'
+        swatch = xml_attr(category_colour(phase))
+        body.append(f'<rect x="{x:.1f}" y="{y - 10:g}" width="12" height="12" fill="{swatch}"/>'
                     f'<text x="{x + 16:.1f}" y="{y:g}">{xml_text(label)}</text>')
         x += item
     height = round(y + 12)

@@ -11,8 +11,6 @@ from dynaprof.analysis.findings import findings, hottest, parametrization_summar
 from dynaprof.analysis.repeats import repeat_summary
 from dynaprof.model.cache import cache_line, cache_totals
 from dynaprof.model.session import (
-    CATEGORIES,
-    CATEGORY_LABELS,
     KIND_LABELS,
     CompiledFrame,
     Session,
@@ -25,8 +23,6 @@ from dynaprof.render.base import Files, RenderContext
 
 #: table rows carry this mark until ``_wrap``: they are sized to the width already, never wrapped
 _ROW = "\x00"
-#: share of compile under which rows of a breakdown are folded into one line
-FOLD_SHARE = 0.01
 
 
 def _frame_row(f: CompiledFrame, where_w: int = 60) -> list[str]:
@@ -142,30 +138,18 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
         where = f" at {fmt.location(f.fail_filename, f.fail_lineno)}" if f.fail_filename else ""
         reason = fmt.one_line(f.fail_reason or "", 120)
         lines.append(fmt.terminal_safe(f"  failed: {display_id(f)} {f.fail_type or '?'}{where}: {reason}"))
-    if session.samples is not None and session.attribution:
+    table = session_cause_table(session, 8)
+    if table is not None and session.samples is not None:
         s = session.samples
         rate = f"{s.achieved_hz:.0f} Hz" if s.achieved_hz else "?"
-        lines.append("")
-        lines.append(f"  where the compile time went (sampled: {s.count:,} samples, {rate} achieved):")
-        cats = [(c, session.attribution.get(c, 0.0)) for c in CATEGORIES]
-        cats = [(c, v) for c, v in cats if v > 0]
-        cats.sort(key=lambda cv: -cv[1])
-        small = [(c, v) for c, v in cats if v < FOLD_SHARE * total]
-        for c, v in cats:
-            if (c, v) not in small or len(small) == 1:
-                lines.append(_ROW + f"    {CATEGORY_LABELS[c]:<36} {fmt.seconds(v):>9}  {fmt.pct(v, total):>4}")
-        if len(small) > 1:
-            secs = sum(v for _, v in small)
-            label = f"{len(small)} more, under 1% each"
-            lines.append(_ROW + f"    {label:<36} {fmt.seconds(secs):>9}  {fmt.pct(secs, total):>4}")
+        lines += _cause_phase_lines(table, width)
+        lines.append(f"    from {s.count:,} samples at {rate}")
         clipped = sum(f.sampled_clipped_s for f in session.frames)
         if clipped > 0:
-            lines.append(f"    (% of compile; {fmt.seconds(clipped)} of samples beyond their frame's compile time "
-                         "were scaled away: see the notes)")
+            lines.append(f"    ({fmt.seconds(clipped)} of samples beyond their frame's compile time were scaled "
+                         "away: see the notes)")
     elif session.capture.sampler == "none" and session.capture.source == "live":
         lines.append("  (sampling was off: no attribution; run without --sampler none to see where time went)")
-    table = session_cause_table(session, 8)
-    lines += _cause_phase_lines(table, width) if table is not None else []
     para = parametrization_summary(session)
     if para is not None:
         n, secs, items = para
@@ -234,7 +218,7 @@ def _cause_phase_lines(table: CauseTable, width: int) -> list[str]:
     label_w = max(12, min(40, room, max(len("cause"), *(len(fmt.terminal_safe(lb)) for lb, _ in body))))
     rows = [[fmt.one_line(fmt.terminal_safe(lb), label_w) if not lb.startswith("  ")
              else "  " + fmt.one_line(fmt.terminal_safe(lb[2:]), label_w - 2), *cells] for lb, cells in body]
-    lines = ["", "  by cause and phase (sampled seconds; % of compile):"]
+    lines = ["", "  where compile time went, by cause and phase (sampled seconds; % of compile):"]
     lines += [_ROW + " " * indent + row for row in fmt.table(["cause", *headers], rows, "l" + "r" * len(headers))]
     if table.restart_waste > 0:
         worst = max(((r.cause, r.wasted) for r in table.rows if r.wasted > 0), key=lambda kv: kv[1], default=None)
