@@ -65,7 +65,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from dynaprof.capture import kernel_builds, provenance
+from dynaprof.capture import cache_keys, kernel_builds, provenance
 from dynaprof.capture.progress import child_eraser
 from dynaprof.capture.stacks import FunctionKey, FunctionTable, Markers, TracedStacks
 from dynaprof.fmt import plural
@@ -588,6 +588,7 @@ class Recorder:
             ("ddp_buckets", functools.partial(hook_ddp_buckets, self)),
             ("calls", self._hook_calls),
             ("markers", self._install_markers),
+            ("cache_keys", functools.partial(cache_keys.install_cache_hooks, self)),
         ]
         if inline_profile:
             steps.append(("dynamo_profiler", self._hook_dynamo_profiler))

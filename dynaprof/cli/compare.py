@@ -19,6 +19,7 @@ from dynaprof.errors import DynaprofError
 from dynaprof.model.session import CATEGORY_LABELS, Session
 from dynaprof.model.store import SESSION_FILE, rank_dir_name
 from dynaprof.model.store import load_session as _load_stored
+from dynaprof.render import cache_section
 from dynaprof.render.compare_report import render_compare
 
 COMPARE_DIR = "dynaprof-compare"
@@ -189,6 +190,8 @@ class CompareCommand:
             info(f"  {line}")
         if cmp.only_base or cmp.only_new:
             info(f"  unmatched frames: {len(cmp.only_base):,} only in BASE, {len(cmp.only_new):,} only in NEW")
+        for line in cache_section.compare_lines(base, new, limit=5):
+            info(f"  cache: {fmt.terminal_safe(line)}")
         info(f"wrote {display_path(out_dir)}/: " + ", ".join(p.name for p in written))
         return 0
 

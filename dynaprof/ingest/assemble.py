@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from dynaprof.fmt import plural
 from dynaprof.ingest import kernel_waits
+from dynaprof.ingest.cache_keys import JournalLookups
 from dynaprof.ingest.torch_metrics import (
     apply_metrics,
     attempt_of,
@@ -33,6 +34,7 @@ from dynaprof.ingest.torch_metrics import (
 from dynaprof.model.cache import CacheTally
 from dynaprof.model.journal import (
     JOURNAL_SCHEMA,
+    CacheLookupRecord,
     Calls,
     CompileEnd,
     CompileStart,
@@ -45,6 +47,7 @@ from dynaprof.model.journal import (
     Hooks,
     Inline,
     KernelWait,
+    KeyPart,
     Metrics,
     Prop,
     Sampler,
@@ -132,6 +135,7 @@ class _Builder:
         self.cache_metrics: dict[str, dict[str, Any]] = {}  # frame key -> its metrics (the cache counters)
         self.recompile_reasons: dict[str, list[str]] = {}  # frame key -> every cache entry's failures
         self.kernel_waits: list[kernel_waits.KernelWait] = []
+        self.cache_lookups = JournalLookups()  # every cache lookup, with its key's components
         self.torn = 0
 
     # -- per record ---------------------------------------------------------------------------
@@ -372,6 +376,12 @@ class _Builder:
             [(cid, s) for cid, s in shares if cid >= 0],
         ))  # fmt: skip
 
+    def _on_key_part(self, r: KeyPart) -> None:
+        self.cache_lookups.key_part(r)
+
+    def _on_cache_lookup(self, r: CacheLookupRecord) -> None:
+        self.cache_lookups.lookup(r)
+
     def _on_inline(self, r: Inline) -> None:
         key = opt_str(r.get("key"))
         for path, calls, secs in r["items"]:
@@ -534,7 +544,9 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
     spans = list(b.run_spans)
     if wall is not None:
         spans.insert(0, Span("script", 0.0, float(wall), opt_int(start.get("tid")) or 0))
-    return Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
+    session = Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
+    session.cache_keys = b.cache_lookups.finish(frames)
+    return session
 
 
 def _clip_samples(frames: list[CompiledFrame], stacks: list[Stack]) -> list[str]:

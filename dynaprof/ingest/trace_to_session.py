@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dynaprof.errors import DynaprofError
+from dynaprof.ingest.cache_keys import TraceLookups
 from dynaprof.ingest.torch_metrics import (
     FrameMetrics,
     OpenSpans,
@@ -230,6 +231,7 @@ class _Builder:
         self.bw_open: dict[str, FrameAcc] = {}  # compile id -> its backward compile in progress
         self.bw_done: dict[str, FrameAcc] = {}  # compile id -> its backward compile awaiting metrics
         self.bw_count: dict[FrameAcc, int] = {}  # forward -> backward compiles so far
+        self.cache_lookups = TraceLookups()  # the cache artifacts' lookups, with their keys' components
 
     def frame(self, cid: str, marker: str | None = None) -> FrameAcc:
         f = self.current.get(cid)
@@ -408,7 +410,8 @@ class _Builder:
         art = meta["artifact"]
         name = art.get("name") if isinstance(art, dict) else None
         if isinstance(name, str) and name.startswith(("fx_graph_cache_", "aotautograd_cache_")):
-            (self.context_frame(meta) or self.noid_frame()).cache.artifact(name)
+            (acc := self.context_frame(meta) or self.noid_frame()).cache.artifact(name)
+            ev.payload = self.cache_lookups.artifact(acc, name)  # the payload: the key's components
         elif name == "torch_version":
             ev.payload = Collect(self.torch_version_payload, 50)
         elif name == "dynamo_graph_break_reason" and (f := self.context_frame(meta)):
@@ -493,7 +496,9 @@ class _Builder:
         capture = CaptureInfo(
             sampler="none", source="torch_trace", torch_trace_dir=str(self.path.parent), warnings=warnings
         )
-        return Session(SCHEMA_VERSION, run, capture, frames=frames, samples=None, spans=run_spans)
+        session = Session(SCHEMA_VERSION, run, capture, frames=frames, samples=None, spans=run_spans)
+        session.cache_keys = self.cache_lookups.finish({id(a): done[id(a)].key for a in self.frames}, frames)
+        return session
 
     def _glog_start_time(self) -> str:
         """Best effort: glog has no year or zone, so take the year of the file's mtime."""

@@ -33,7 +33,7 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
     from typing_extensions import NotRequired, TypedDict
 
 #: version of the record shapes; journals written before it existed are 1
-JOURNAL_SCHEMA = 3
+JOURNAL_SCHEMA = 4  # 4: key_part and cache_lookup records
 
 #: a value kept verbatim (span arguments, ``CompiledFrame.metrics`` entries): see ``is_scalar``
 Scalar: TypeAlias = bool | int | float | str
@@ -344,6 +344,30 @@ class Calls(TypedDict):
     seconds: NotRequired[dict[str, list[float | None]]]
 
 
+class KeyPart(TypedDict):
+    """Cache key components, or graph nodes, seen for the first time in this journal (schema 4),
+    written just before the ``cache_lookup`` that first uses them: ``items`` are
+    ``[id, name, hash, value]`` (``value`` cut to 200 characters); lookups refer to them by id."""
+
+    t: Literal["key_part"]
+    items: list[list[Any]]
+
+
+class CacheLookupRecord(TypedDict):
+    """One lookup of one cache by a compile (schema 4): ``key`` the frame's; ``cache`` one of
+    ``model.cache_keys.CACHE_NAMES``; ``parts`` and ``nodes`` are ``key_part`` ids."""
+
+    t: Literal["cache_lookup"]
+    key: str | None
+    cache: str
+    outcome: str
+    parts: list[int]
+    nodes: list[int]
+    reason: NotRequired[str]
+    cache_key: NotRequired[str]
+    saved_s: NotRequired[float]
+
+
 class Device(TypedDict):
     t: Literal["device"]
     device: str | None
@@ -360,7 +384,7 @@ class End(TypedDict):
 
 JournalRecord: TypeAlias = (
     Start | Torch | Config | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline
-    | KernelWait | Stacks | Sampler | CProfile | Unfinished | Calls | Device | End
+    | KernelWait | Stacks | Sampler | CProfile | Unfinished | Calls | Device | End | KeyPart | CacheLookupRecord
 )
 
 #: record type (``t``) -> its TypedDict
@@ -369,4 +393,5 @@ RECORD_TYPES: dict[str, type] = {
     "compile_start": CompileStart, "compile_end": CompileEnd, "span": SpanEvent, "metrics": Metrics,
     "guards": Guards, "inline": Inline, "kernel_wait": KernelWait, "stacks": Stacks, "sampler": Sampler,
     "cprofile": CProfile, "unfinished": Unfinished, "calls": Calls, "device": Device, "end": End,
+    "key_part": KeyPart, "cache_lookup": CacheLookupRecord,
 }  # fmt: skip

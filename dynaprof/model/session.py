@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynaprof.fmt import one_line as _one_line
+from dynaprof.model.cache_keys import CacheKeys
 
 #: Bump when a change would make an older dynaprof misread a session.
 SCHEMA_VERSION = 3
@@ -514,6 +515,9 @@ class Session:
     #: every run of ``--repeat N`` (``run.repeat`` says which one the rest of the session is); empty
     #: for a single run
     repeats: list[Repeat] = field(default_factory=list)
+    #: every cache lookup of every compile, with its key's components (``model.cache_keys``);
+    #: empty in sessions older than it and where torch said nothing
+    cache_keys: CacheKeys = field(default_factory=CacheKeys)
 
     def frame(self, key: str) -> CompiledFrame | None:
         for f in self.frames:

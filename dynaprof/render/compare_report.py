@@ -31,6 +31,7 @@ from dynaprof.analysis.compare import (
 )
 from dynaprof.analysis.stacks import View
 from dynaprof.model.session import CATEGORY_LABELS, CAUSE_PARAMETRIZATION, CompiledFrame, Session
+from dynaprof.render import cache_section
 from dynaprof.render import html as h
 from dynaprof.render import markdown as md
 from dynaprof.render.base import Files, RenderOptions
@@ -218,6 +219,8 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
                     for f in frames[:max_rows]]
             out += ["", md.details(f"{label} ({len(frames):,})", md.md_table(
                 ["compile id", "frame", "time", "guards"], body, len(frames), "frames", "llrr"))]
+    if cache := cache_section.compare_view(base, new):
+        out += ["", f"#### {cache_section.TITLE}", "", *(f"- {e(t, 600)}" for t in cache.lines)]
     env = [[e(k), e(b, 1000), e(n, 1000)] for k, b, n in environment_rows(base, new) if k != "repro"]
     repro = [f"Reproduce {which} (in its working directory):\n\n"
              + md.md_code_block(how_made.repro_line(run)[:2000], "sh") for which, run in (("BASE", base), ("NEW", new))]
@@ -247,11 +250,12 @@ class CompareView:
     frames: tuple[str, h.Table] | None
     only: list[tuple[str, str, h.Table]]  # (anchor, title, table) for the frames found in one run only
     environment: h.Table
+    cache: cache_section.CacheSection | None = None  # templates/cache_section.html.j2
 
 
 COMPARE_NAV = (("summary", "Summary"), ("totals", "Totals"), ("causes", "Causes"), ("attribution", "Phases"),
                ("flamegraphs", "Flamegraphs"), ("frames", "Frames"), ("only-base", "Only BASE"),
-               ("only-new", "Only NEW"), ("environment", "Environment"))
+               ("only-new", "Only NEW"), ("cache", "Cache"), ("environment", "Environment"))
 
 
 def _change_cell(r: Row) -> h.Cell:
@@ -306,7 +310,8 @@ def compare_view(cmp: Comparison, base: Session, new: Session, svgs: dict[str, s
     noise_line = [f"over repeated runs, {_arrows(cmp.noise[0].text())} ({noise.METHOD}; {noise.WITHIN} when the "
                   "interval holds x1)"] if cmp.noise else []
     return CompareView(_arrows(cmp.headline), kpis, noise_line + caveats(base, new, cmp.normalize),
-                       _row_table("metric", total_rows(cmp)), causes, attribution, graphs, frames, only, env)
+                       _row_table("metric", total_rows(cmp)), causes, attribution, graphs, frames, only, env,
+                       cache_section.compare_view(base, new))
 
 
 def compare_html(cmp: Comparison, base: Session, new: Session, names: tuple[str, str], svgs: dict[str, str],
@@ -314,7 +319,7 @@ def compare_html(cmp: Comparison, base: Session, new: Session, names: tuple[str,
     v = compare_view(cmp, base, new, svgs, max_rows)
     present = ["summary", "totals", "environment", *(a for a, _, _ in v.only)]
     present += [a for a, shown in (("causes", v.causes), ("attribution", v.attribution), ("flamegraphs", v.graphs),
-                                   ("frames", v.frames)) if shown]
+                                   ("frames", v.frames), ("cache", v.cache)) if shown]
     page = h.Page(f"dynaprof compare: {names[0]} -> {names[1]}", "dynaprof · compile-time comparison",
                   f"{names[0]} → {names[1]}",
                   f"BASE {base.run.target} ({base.run.start_time}) · NEW {new.run.target} ({new.run.start_time})"

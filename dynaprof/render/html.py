@@ -34,8 +34,10 @@ from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.analysis.repeats import repeat_summary
 from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session, display_name
+from dynaprof.render import cache_section
 from dynaprof.render import markdown as md
 from dynaprof.render.base import Deferred, Files, RenderContext, Renderer
+from dynaprof.render.cache_section import CacheSection
 from dynaprof.render.files import CALLGRAPH_SVG, REPORT_HTML
 
 __all__ = ["CSP", "TD", "Cell", "Col", "Kpi", "Link", "Page", "Table", "asset", "inline_svg", "num", "render_html",
@@ -304,6 +306,7 @@ class Report:
     environment: list[tuple[str, str]]
     command: str
     notes: list[str]
+    cache: CacheSection | None = None  # templates/cache_section.html.j2
 
 
 def _meta(s: Session) -> str:
@@ -571,7 +574,8 @@ def _compiles(ordered: list[CompiledFrame], limit: int = 200) -> Compiles | None
 REPORT_NAV = (("summary", "Summary"), ("causes", "Causes"),
               ("flamegraphs", "Flamegraphs"), ("callgraph", "Call graph"), ("frames", "Frames"),
               ("properties", "Properties"), ("traced", "Traced functions"), ("compiles", "Per compile"),
-              ("reasons", "Restarts & breaks"), ("environment", "How it was made"), ("notes", "Notes"))
+              ("reasons", "Restarts & breaks"), ("cache", "Cache"), ("environment", "How it was made"),
+              ("notes", "Notes"))
 
 
 def report_view(ctx: RenderContext) -> Report:
@@ -583,11 +587,12 @@ def report_view(ctx: RenderContext) -> Report:
     frames = _frames_table(ordered)
     properties, traced = _properties(s), _traced(s, ctx.derived)
     compiles, reasons = _compiles(ordered), _reasons(s)
+    cache_view = cache_section.view(s)
     notes = list(ctx.notes)  # last: the sections above may have added notes
     present = [a for a, shown in (
         ("summary", True), ("causes", True), ("flamegraphs", True), ("callgraph", True),
         ("frames", True), ("properties", properties), ("traced", traced), ("compiles", compiles),
-        ("reasons", reasons), ("environment", True), ("notes", notes)) if shown]
+        ("reasons", reasons), ("cache", cache_view), ("environment", True), ("notes", notes)) if shown]
     found, verdict = findings(s), hottest(s)
     data = {"target": s.run.target, "verdict": verdict, "totals": totals(s),
             "findings": [{"key": f.key, "seconds": f.seconds, "text": f.text} for f in found]}
@@ -599,7 +604,7 @@ def report_view(ctx: RenderContext) -> Report:
         causes=causes, flamegraphs=flames, callgraph=callgraph,
         frames_title=f"Compiled frames ({len(ordered):,})", frames=frames, properties=properties, traced=traced,
         compiles=compiles, reasons=reasons, environment=_environment(s), command=how_made.repro_line(s),
-        notes=notes)
+        notes=notes, cache=cache_view)
 
 
 def report_html(ctx: RenderContext) -> str:

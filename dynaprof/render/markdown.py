@@ -23,6 +23,7 @@ from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.analysis.repeats import frame_medians, repeat_stats, repeat_summary
 from dynaprof.model.cache import cache_line, cache_totals
 from dynaprof.model.session import CompiledFrame, RestartReason, Session, display_id, display_name
+from dynaprof.render import cache_section
 from dynaprof.render.base import Files, RenderContext
 from dynaprof.render.files import SUMMARY_MD, report_links
 
@@ -373,8 +374,13 @@ def _reproduce(s: Session, rows: int) -> str:
     return "Reproduce (in the run's working directory):\n\n" + md_code_block(cmd, "sh")
 
 
+def _cache(s: Session, rows: int) -> str:
+    lines = cache_section.run_lines(s, rows)  # served from cache, misses explained, bypasses
+    return f"#### {cache_section.TITLE}\n\n" + "\n".join(f"- {md_escape(t, 600)}" for t in lines) if lines else ""
+
+
 _SECTIONS: tuple[Callable[[Session, int], str], ...] = (
-    _causes, _frames, _repeats, _properties, _traced, _reasons, _environment, _reproduce,
+    _causes, _frames, _repeats, _properties, _traced, _reasons, _cache, _environment, _reproduce,
 )
 
 

@@ -18,6 +18,7 @@ from dynaprof.model.session import (
     display_id,
     display_name,
 )
+from dynaprof.render import cache_section
 from dynaprof.render.base import Files, RenderContext
 
 #: table rows carry this mark until ``_wrap``: they are sized to the width already, never wrapped
@@ -132,6 +133,7 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
             f"{KIND_LABELS.get(k, k)} {fmt.seconds(v)} ({fmt.pct(v, total)})" for k, v in kinds.items()))
     if (cache := cache_line(cache_totals(session.frames))) is not None:
         lines.append(f"  {cache}")
+    lines += ["  " + fmt.terminal_safe(f"cache: {text}") for text in cache_section.run_lines(session, 3)]
     for f in [f for f in frames if f.status == "failed"][:3]:
         where = f" at {fmt.location(f.fail_filename, f.fail_lineno)}" if f.fail_filename else ""
         reason = fmt.one_line(f.fail_reason or "", 120)

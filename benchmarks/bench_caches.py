@@ -1,0 +1,168 @@
+"""Warm starts measured: cold, warm, and warm after one config change, and what the cache hooks cost.
+
+For each model, three ``dynaprof run``s with one fresh ``TORCHINDUCTOR_CACHE_DIR``: cold (empty),
+warm (the same run again), and warm with one Inductor config value changed
+(``TORCHINDUCTOR_SIZE_ASSERTS=0``). Each row: torch's compile time (the session's total), the
+process's wall time, what the run says of its caches ("served from cache: N of M graphs, X s
+saved"), and for the config change what ``dynaprof compare warm changed`` names first. Models: the
+seed sample (``samples/parametrized_linear.py --backend inductor --device cpu``) and a library
+model: ``torch.nn.TransformerEncoder`` (2 layers, d_model 64; torch's own, as transformers is not
+installed in the project's venv).
+
+``--cost`` measures the hooks themselves (``capture.cache_keys``), in one process under
+``dynaprof.profile()``: the seconds spent reading each lookup's cache info (components parsed,
+interned, journaled) and computing AOTAutograd's key components, against torch's compile time.
+Timing the hooks directly gives their cost without process-to-process noise, which on a shared
+2-core machine is larger than the cost itself. docs/caches.md keeps the figures.
+
+    .venv/bin/python benchmarks/bench_caches.py                 # the warm-start table
+    .venv/bin/python benchmarks/bench_caches.py --models --cost seed library   # the hooks' cost only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dynaprof.analysis.cache_misses import misses_between, warm_start  # noqa: E402
+from dynaprof.model.session import Session  # noqa: E402
+from dynaprof.model.store import load_session  # noqa: E402
+
+LIBRARY = textwrap.dedent("""\
+    import torch
+
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
+    with torch.no_grad():
+        torch.compile(model, backend="inductor")(torch.randn(2, 16, 64))
+""")
+#: the cost probe compiles a second graph in the same process (a recompile for a new batch size)
+SECOND = "    torch.compile(model, backend=\"inductor\", dynamic=False)(torch.randn(3, 16, 64))\n"
+MODELS = {
+    "seed": ("samples/parametrized_linear.py (32 x Linear(128), parametrized)",
+             [str(ROOT / "samples" / "parametrized_linear.py"), "--backend", "inductor", "--device", "cpu"]),
+    "library": ("torch.nn.TransformerEncoder (2 layers, d_model 64)", None),
+}
+CHANGE = {"TORCHINDUCTOR_SIZE_ASSERTS": "0"}  # one Inductor config value: size_asserts True -> False
+COST = textwrap.dedent("""\
+    import json, sys, time
+    import dynaprof
+    from dynaprof.capture import cache_keys as ck
+    spent = {"on_instant": 0.0, "compute_aot_lines": 0.0, "calls": 0}
+    def timed(name):
+        orig = getattr(ck.CacheKeyHooks, name)
+        def wrapper(*a, **k):
+            t = time.perf_counter()
+            try:
+                return orig(*a, **k)
+            finally:
+                spent[name] += time.perf_counter() - t
+                spent["calls"] += 1
+        setattr(ck.CacheKeyHooks, name, wrapper)
+    timed("on_instant"); timed("compute_aot_lines")
+    out, script = sys.argv[1], sys.argv[2]
+    sys.argv = sys.argv[2:]  # the model's own command line
+    with dynaprof.profile(out, render=False, sampler="none") as p:
+        exec(compile(open(script).read(), script, "exec"), {"__name__": "__main__"})
+    s = dynaprof.load_session(out)
+    spent["compile_s"] = s.total_compile_s
+    spent["lookups"] = len([lk for lk in s.cache_keys.lookups if lk.cache != "dynamo"])
+    spent["compiles"] = len(s.frames)
+    print(json.dumps(spent))
+""")
+
+
+@dataclass
+class Run:
+    session: Session
+    compile_s: float
+    wall_s: float
+    served: str  # what the run says of its caches
+
+
+def _run(name: str, script: list[str], cwd: Path, env: dict[str, str]) -> Run:
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "dynaprof", "run", "-q", "-o", name, *script], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=3600)  # fmt: skip
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise SystemExit(f"{name}: dynaprof run failed:\n{proc.stderr[-2000:]}")
+    s = load_session(cwd / name)
+    ws = warm_start(s)
+    return Run(s, s.total_compile_s, wall, ws.line() if ws else "no lookup")
+
+
+def table(model: str, tmp: Path) -> list[str]:
+    label, script = MODELS[model]
+    work = tmp / model
+    work.mkdir(parents=True)
+    if script is None:
+        (work / "model.py").write_text(LIBRARY)
+        script = [str(work / "model.py")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_CACHE_DIR": str(work / "cache")}
+    cold = _run("cold", script, work, env)
+    warm = _run("warm", script, work, env)
+    changed = _run("changed", script, work, {**env, **CHANGE})
+    why = misses_between(warm.session, changed.session)
+    named = why[0].differences[0].words if why and why[0].differences else "(nothing named)"
+    rows = []
+    for case, r in (("cold", cold), ("warm", warm), ("warm, size_asserts=False", changed)):
+        rows.append(f"| {label} | {case} | {r.compile_s:.2f} | {r.wall_s:.1f} | {r.served} |")
+    rows.append(f"| {label} | config change: first named | | | {named} |")
+    return rows
+
+
+def cost(tmp: Path, model: str) -> str:
+    work = tmp / f"cost-{model}"
+    work.mkdir(parents=True)
+    (work / "model.py").write_text(LIBRARY.rstrip("\n") + "\n" + SECOND)
+    (work / "cost.py").write_text(COST)
+    script = ["model.py"] if model == "library" else MODELS["seed"][1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_CACHE_DIR": str(work / "cache")}
+    out = []
+    for case in ("cold", "warm"):
+        proc = subprocess.run([sys.executable, "cost.py", str(work / case), *script], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=3600)  # fmt: skip
+        if proc.returncode != 0:
+            raise SystemExit(f"cost: failed:\n{proc.stderr[-2000:]}")
+        d = json.loads(proc.stdout.strip().splitlines()[-1])
+        hooks = d["on_instant"] + d["compute_aot_lines"]
+        out.append(f"{model}, {case}: {d['lookups']} lookups in {d['compiles']} compiles, hooks {hooks * 1e3:.1f} ms "
+                   f"(reading cache info {d['on_instant'] * 1e3:.1f} ms, AOTAutograd components "
+                   f"{d['compute_aot_lines'] * 1e3:.1f} ms) "
+                   f"of {d['compile_s']:.2f} s compile ({hooks / d['compile_s']:.2%})")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
+    ap.add_argument("--cost", nargs="*", choices=list(MODELS), help="also time the cache hooks themselves, "
+                    "on these models (default: none)")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-caches-") as d:
+        tmp = Path(d)
+        print("| model | run | compile (s) | wall (s) | the run says |")
+        print("| --- | --- | ---: | ---: | --- |")
+        for model in args.models:
+            for row in table(model, tmp):
+                print(row, flush=True)
+        for model in args.cost or []:
+            print()
+            print(cost(tmp, model), flush=True)
+    print(f"\nmachine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end")
+
+
+if __name__ == "__main__":
+    main()

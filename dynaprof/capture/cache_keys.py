@@ -1,0 +1,236 @@
+"""Every cache lookup a compile makes, with its key's components, as ``cache_lookup`` records.
+
+What torch already computes, read where it passes:
+
+* Inductor's FX graph cache and AOTAutograd's cache log each lookup as a chromium instant event
+  (``fx_graph_cache_hit`` / ``_miss`` / ``_bypass``, ``autograd_cache_*``) whose metadata is the
+  lookup's cache info: ``cache_state``, ``key``, ``components`` (``FxGraphCachePickler.debug_lines``),
+  ``time_saved_ns`` on a hit, ``cache_bypass_reason``. Those events reach
+  ``ChromiumEventLogger.log_instant_event``, not ``record_chromium_event_internal`` (torch 2.13),
+  so that method is wrapped.
+* AOTAutograd computes its key's components only when its logger is at DEBUG
+  (``_get_debug_lines_for_cache_key``); the wrapper computes them itself from the same pickler and
+  details (``pickler.debug_lines``, a few ms per compile), keeps them for the lookup's event, and
+  hands torch what torch computed: the user's logging and torch's own records are unchanged.
+* Dynamo's profile-guided ``code_state`` (``torch._dynamo.pgo.get_local_code_state``, read once per
+  process where a job id gives it a key): hit or miss.
+
+Each distinct component (and graph node) is journaled once as a ``key_part``; lookups list ids.
+Inert outside a compile window; guarded like every other hook (a moved name is a warning).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from dynaprof.model.cache import marker
+from dynaprof.model.cache_keys import KeyComponent, ParsedLookup, lookup_from_info
+from dynaprof.model.journal import CacheLookupRecord, JournalRecord
+
+
+class _Window(Protocol):
+    key: str
+
+
+class Recorder(Protocol):
+    """What these hooks use of the recorder (``torch_hooks.Recorder``)."""
+
+    emit: Callable[[JournalRecord], None]
+
+    def current(self, tid: int) -> _Window | None: ...
+
+    #: (module, what, install): installed at the first timed span after the module is imported
+    _lazy: list[tuple[str, str, Callable[[], None]]]
+
+    def warn(self, message: str) -> None: ...
+
+UTILS = "torch._dynamo.utils"
+AOT_CACHE = "torch._functorch._aot_autograd.autograd_cache"
+PGO = "torch._dynamo.pgo"
+#: AOTAutograd debug lines kept for their lookup's event, per thread (the event follows at once)
+_KEPT = 4
+#: values whose pickled hash depends on the value alone (``compute_aot_lines``), and how many kept
+_PLAIN = frozenset({bool, int, str, type(None)})  # not float: -0.0 == 0.0, but they pickle apart
+_MEMO_MAX = 50_000
+
+
+class _Parts:
+    """The ``key_part`` ids of one journal (in-process profiling gives each block its own)."""
+
+    def __init__(self, emit: Any) -> None:
+        self.emit = emit
+        self.ids: dict[KeyComponent, int] = {}
+        self.new: list[list[Any]] = []  # written as one record before the lookup that uses them
+
+    def id_of(self, c: KeyComponent) -> int:
+        i = self.ids.get(c)
+        if i is None:
+            i = self.ids[c] = len(self.ids)
+            self.new.append([i, c.name, c.hash, c.value])
+        return i
+
+    def flush(self) -> None:
+        if self.new:
+            self.emit({"t": "key_part", "items": self.new})
+            self.new = []
+
+
+class CacheKeyHooks:
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.parts = _Parts(recorder.emit)
+        self.aot_lines = threading.local()  # .kept: list[(key, debug lines)]
+        self.hash_memo: dict[tuple[Any, ...], Any] = {}  # see compute_aot_lines
+
+    def _table(self) -> _Parts:
+        if self.parts.emit != self.recorder.emit:  # a new journal: its ids start again
+            self.parts = _Parts(self.recorder.emit)
+        return self.parts
+
+    def emit(self, lk: ParsedLookup) -> None:
+        tid = threading.get_ident()
+        win = self.recorder.current(tid)
+        if win is None:
+            return
+        table = self._table()
+        rec: CacheLookupRecord = {
+            "t": "cache_lookup", "key": win.key, "cache": lk.cache, "outcome": lk.outcome,
+            "parts": [table.id_of(c) for c in lk.components], "nodes": [table.id_of(c) for c in lk.nodes],
+        }  # fmt: skip
+        if lk.reason:
+            rec["reason"] = lk.reason
+        if lk.key:
+            rec["cache_key"] = lk.key
+        if lk.time_saved_s is not None:
+            rec["saved_s"] = lk.time_saved_s
+        table.flush()  # one journal line for a first lookup's ~600 new components, not one each
+        self.recorder.emit(rec)
+
+    def on_instant(self, name: str, metadata: Any) -> None:
+        m = marker(name)
+        if m is None or not isinstance(metadata, dict) or self.recorder.current(threading.get_ident()) is None:
+            return
+        info = metadata
+        if m[0] == "aot_autograd" and not metadata.get("components"):
+            lines = self._take_aot_lines(metadata.get("key"))
+            if lines:
+                info = {**metadata, "components": lines}
+        lk = lookup_from_info(m[0], info, m[1])
+        if lk is not None:
+            self.emit(lk)
+
+    def compute_aot_lines(self, pickler: Any, details: Any) -> list[str]:
+        """AOTAutograd's key components, as torch computes them at DEBUG logging: its pickler
+        hashes each attribute of the key's details again, ~600 of them Inductor config values.
+        The hashes of plain values are kept for the process's later compiles (the same values,
+        the same pickler class: the same hash), so only the first compile pays for them all."""
+        memo = self.hash_memo
+        own = pickler.get_hash  # torch is done with this pickler: shadowing its method is safe
+
+        def get_hash(obj: Any) -> Any:
+            t = type(obj)
+            if t in _PLAIN:
+                k: tuple[Any, ...] = (type(pickler), t, obj)
+            elif (t is list or t is tuple) and all(type(x) in _PLAIN for x in obj):
+                k = (type(pickler), t, *((type(x), x) for x in obj))  # (True,) and (1,) pickle apart
+            else:
+                return own(obj)
+            h = memo.get(k)
+            if h is None:
+                h = own(obj)
+                if len(memo) < _MEMO_MAX:
+                    memo[k] = h
+            return h
+
+        pickler.get_hash = get_hash
+        try:
+            return list(pickler.debug_lines(details))
+        finally:
+            del pickler.get_hash
+
+    def keep_aot_lines(self, key: Any, lines: list[str]) -> None:
+        kept: list[tuple[Any, list[str]]] = getattr(self.aot_lines, "kept", [])
+        kept.append((key, lines))
+        self.aot_lines.kept = kept[-_KEPT:]
+
+    def _take_aot_lines(self, key: Any) -> list[str] | None:
+        kept: list[tuple[Any, list[str]]] = getattr(self.aot_lines, "kept", [])
+        for i in range(len(kept) - 1, -1, -1):
+            if kept[i][0] == key:
+                return kept.pop(i)[1]
+        return None
+
+
+def install_cache_hooks(recorder: Recorder) -> None:
+    """Install the cache-lookup hooks; raises if the main one (the instant events) cannot be."""
+    hooks = CacheKeyHooks(recorder)
+    utils = importlib.import_module(UTILS)
+    logger_cls: Any = utils.ChromiumEventLogger
+    orig = logger_cls.log_instant_event
+
+    @functools.wraps(orig)
+    def log_instant_event(self: Any, event_name: Any, *a: Any, **k: Any) -> Any:
+        try:
+            metadata = a[1] if len(a) > 1 else k.get("metadata")
+            hooks.on_instant(str(event_name), metadata)
+        except Exception:
+            pass
+        return orig(self, event_name, *a, **k)
+
+    logger_cls.log_instant_event = log_instant_event
+    # these modules load during the first compile (importing them here, in the middle of
+    # torch._dynamo's import, would be circular): installed once loaded, like Inductor's hooks
+    for module, what, hook in (
+        (AOT_CACHE, "AOTAutograd cache key components", functools.partial(_hook_aot_debug_lines, recorder, hooks)),
+        (PGO, "profile-guided code state lookups", functools.partial(_hook_pgo, hooks)),
+    ):
+        _when_loaded(recorder, module, what, hook)
+
+
+def _when_loaded(recorder: Recorder, module: str, what: str, hook: Callable[[Any], None]) -> None:
+    def install() -> None:
+        try:
+            hook(sys.modules[module])
+        except Exception as e:  # torch < 2.6 has neither: those lookups keep no components / are not seen
+            recorder.warn(f"{what} not captured ({type(e).__name__}: {e})")
+
+    if module in sys.modules:
+        install()
+    else:
+        recorder._lazy.append((module, what, install))
+
+
+def _hook_aot_debug_lines(recorder: Recorder, hooks: CacheKeyHooks, module: Any) -> None:
+    orig = module._get_debug_lines_for_cache_key
+
+    @functools.wraps(orig)
+    def debug_lines(pickler: Any, details: Any, key: Any, *a: Any, **k: Any) -> Any:
+        out = orig(pickler, details, key, *a, **k)
+        if recorder.current(threading.get_ident()) is not None:
+            try:  # what torch computes at DEBUG, computed here without touching its logging
+                hooks.keep_aot_lines(key, out if out else hooks.compute_aot_lines(pickler, details))
+            except Exception:
+                pass
+        return out
+
+    module._get_debug_lines_for_cache_key = debug_lines
+
+
+def _hook_pgo(hooks: CacheKeyHooks, module: Any) -> None:
+    orig = module.get_local_code_state
+
+    @functools.wraps(orig)
+    def get_local_code_state(cache_key: Any, *a: Any, **k: Any) -> Any:
+        out = orig(cache_key, *a, **k)
+        try:
+            hooks.emit(ParsedLookup("pgo", "hit" if out is not None else "miss", key=str(cache_key)))
+        except Exception:
+            pass
+        return out
+
+    module.get_local_code_state = get_local_code_state
