@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from dynaprof.capture.child import ChildConfig
+from dynaprof.capture.hooks.metrics import scalar_metrics as _scalar_metrics
 from dynaprof.capture.journal import read_journal
 from dynaprof.capture.launcher import launch
-from dynaprof.capture.torch_hooks import _scalar_metrics
 from dynaprof.ingest.assemble import OWN_METRICS, ParentFacts, _Builder, assemble
 from dynaprof.ingest.trace_to_session import import_torch_trace
 from dynaprof.model.journal import JOURNAL_SCHEMA, RECORD_TYPES, JournalRecord, span_args

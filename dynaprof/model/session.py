@@ -432,7 +432,7 @@ class InlineStack:
 class ConfigChange:
     """A torch compiler setting that differs from its default at the end of the run (the script
     may change settings): ``module`` is ``dynamo``, ``inductor`` or ``functorch``; ``value`` and
-    ``default`` are ``repr`` text, capped (``capture.torch_hooks.config_changes``)."""
+    ``default`` are ``repr`` text, capped (``capture.torch_config.config_changes``)."""
 
     module: str
     name: str
