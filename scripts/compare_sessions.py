@@ -13,6 +13,7 @@ compares the record kinds and counts of the two journals (timings differ from ru
 nothing finer), and adds the first tree's journal to the inputs.
 
     python scripts/compare_sessions.py --a /work/main --b . journal.jsonl /path/to/logs/
+    python scripts/compare_sessions.py --a main --b . tests/data/torch_trace   # a commit: git archive
     python scripts/compare_sessions.py --a /work/main --b . --capture samples/x.py
 
 Prints one line per input that differs and a summary; writes the unified diffs to ``--out``.
@@ -36,6 +37,10 @@ from pathlib import Path
 BUILD = r"""
 import sys
 from pathlib import Path
+
+import dynaprof
+
+assert dynaprof.__file__.startswith(sys.argv[3]), (dynaprof.__file__, sys.argv[3])
 
 from dynaprof.model.store import session_to_text
 
@@ -64,6 +69,10 @@ out.write_text(text)
 CAPTURE = r"""
 import sys
 
+import dynaprof
+
+assert dynaprof.__file__.startswith(sys.argv[4]), (dynaprof.__file__, sys.argv[4])
+
 from dynaprof.capture.child import ChildConfig
 from dynaprof.capture.launcher import launch
 
@@ -79,8 +88,18 @@ TIMED_KINDS = frozenset({"stacks", "fn"})
 
 
 def _run(tree: Path, code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    # run in the tree: ``python -c`` puts the working folder first on sys.path, before PYTHONPATH
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-c", code, *args], env=env, text=True, capture_output=True, check=False)
+    return subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=tree, text=True, capture_output=True,
+                          check=False)
+
+
+def _archive(rev: str, repo: Path, dest: Path) -> Path:
+    """The tree of commit ``rev`` of ``repo``, unpacked into ``dest`` (no worktree, no checkout)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    tar = subprocess.run(["git", "-C", str(repo), "archive", rev], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
+    return dest
 
 
 def _inputs(paths: list[Path]) -> list[Path]:
@@ -110,7 +129,7 @@ def capture(script: Path, a: Path, b: Path, work: Path, tag: str) -> tuple[bool,
     journals = []
     for name, tree in (("a", a), ("b", b)):
         journal = work / f"capture-{tag}-{name}.jsonl"
-        done = _run(tree, CAPTURE, str(script.resolve()), str(journal), str(work / f"trace-{tag}-{name}"))
+        done = _run(tree, CAPTURE, str(script.resolve()), str(journal), str(work / f"trace-{tag}-{name}"), str(tree))
         if done.returncode != 0:
             print(f"capture under {tree}: exit status {done.returncode}\n{done.stderr[-2000:]}")
         counts.append(_record_counts(journal))
@@ -124,17 +143,42 @@ def capture(script: Path, a: Path, b: Path, work: Path, tag: str) -> tuple[bool,
     return same, journals[0]
 
 
+def _pretty(text: str) -> str:
+    try:
+        return json.dumps(json.loads(text), indent=1, ensure_ascii=False) + "\n"
+    except ValueError:
+        return text
+
+
+def _changed_paths(a: object, b: object, path: str = "") -> list[str]:
+    """The JSON paths where ``a`` and ``b`` differ (list indices as ``[*]``), each once."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [p for k in dict.fromkeys([*a, *b]) for p in _changed_paths(a.get(k), b.get(k), f"{path}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return list(dict.fromkeys(p for x, y in zip(a, b, strict=True) for p in _changed_paths(x, y, f"{path}[*]")))
+    return [] if a == b else [path or "."]
+
+
+def _where(texts: list[str]) -> str:
+    try:
+        paths = _changed_paths(json.loads(texts[0]), json.loads(texts[1]))
+    except ValueError:
+        return "not JSON"
+    return ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--a", type=Path, required=True, help="the first tree (e.g. /work/main)")
+    p.add_argument("--a", type=Path, required=True, help="the first tree (e.g. /work/main), or a commit of --b's repo")
     p.add_argument("--b", type=Path, required=True, help="the second tree (e.g. a worktree)")
     p.add_argument("--out", type=Path, default=None, help="folder for the diffs (default: a temporary one)")
     p.add_argument("--capture", type=Path, action="append", default=[], help="a script to capture under both trees")
     p.add_argument("inputs", type=Path, nargs="*")
     args = p.parse_args()
-    a, b = args.a.resolve(), args.b.resolve()
     out = args.out or Path(tempfile.mkdtemp(prefix="compare-sessions-"))
     out.mkdir(parents=True, exist_ok=True)
+    b = args.b.resolve()
+    a = args.a.resolve() if args.a.is_dir() else _archive(str(args.a), b, out / "tree-a")
     ok = True
     inputs = _inputs(args.inputs)
     for n, script in enumerate(args.capture):
@@ -146,13 +190,14 @@ def main() -> int:
         texts = []
         for name, tree in (("a", a), ("b", b)):
             dest = out / f"{i:03d}-{name}.json"
-            done = _run(tree, BUILD, str(src.resolve()), str(dest))
+            done = _run(tree, BUILD, str(src.resolve()), str(dest), str(tree))
             texts.append(dest.read_text() if dest.exists() else f"crashed: {done.stderr[-2000:]}")
         if texts[0] != texts[1]:
             differ += 1
-            diff = difflib.unified_diff(texts[0].splitlines(True), texts[1].splitlines(True), f"a/{src}", f"b/{src}")
+            a_text, b_text = _pretty(texts[0]), _pretty(texts[1])
+            diff = difflib.unified_diff(a_text.splitlines(True), b_text.splitlines(True), f"a/{src}", f"b/{src}")
             (out / f"{i:03d}.diff").write_text("".join(diff))
-            print(f"differs: {src}  (diff: {out / f'{i:03d}.diff'})")
+            print(f"differs: {src}: {_where(texts)}  (diff: {out / f'{i:03d}.diff'})")
     print(f"{len(inputs)} inputs: {len(inputs) - differ} give the same session.json bytes, {differ} differ "
           f"({a} vs {b}; diffs in {out})")
     return 0 if ok and differ == 0 else 1

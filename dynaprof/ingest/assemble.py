@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from dynaprof.fmt import plural
 from dynaprof.ingest import kernel_waits
+from dynaprof.ingest.times import iso_utc
 from dynaprof.ingest.torch_metrics import (
     apply_metrics,
     attempt_of,
@@ -28,8 +29,10 @@ from dynaprof.ingest.torch_metrics import (
     phases,
     read_metrics,
     req_int,
+    restart_details,
     strs,
 )
+from dynaprof.model import frame_keys
 from dynaprof.model.cache import CacheTally
 from dynaprof.model.journal import (
     JOURNAL_SCHEMA,
@@ -66,14 +69,12 @@ from dynaprof.model.session import (
     InlineStack,
     Location,
     PropertyTrace,
-    RestartReason,
     RunInfo,
     Samples,
     Session,
     Span,
     Stack,
     outermost_frames,
-    reason_words,
 )
 from dynaprof.version import __version__
 
@@ -299,10 +300,7 @@ class _Builder:
         fwd = self.frames.get(str(r.get("fwd")))
         if fwd is None:
             return None
-        key, n = f"{fwd.key}:bw", 1
-        while key in self.frames:
-            n += 1
-            key = f"{fwd.key}:bw{n}"
+        key = frame_keys.backward_key(fwd.key, self.frames)
         ts = opt_num(r.get("ts"))
         f = self.frames[key] = CompiledFrame(
             key=key, compile_id=fwd.compile_id, trace_id=fwd.compile_id, generation=fwd.generation,
@@ -510,7 +508,7 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
         platform=opt_str(start.get("platform")) or "",
         hostname=opt_str(start.get("hostname")) or "",
         device=b.device,
-        start_time=_iso(start.get("epoch_ns")),
+        start_time=_start_time(start.get("epoch_ns")),
         wall_s=wall,
         exit_status=exit_status,
         end_reason=reason,
@@ -581,27 +579,8 @@ def _clip_samples(frames: list[CompiledFrame], stacks: list[Stack]) -> list[str]
     return notes
 
 
-def restart_details(f: CompiledFrame) -> list[RestartReason]:
-    """``f.restart_reasons`` in words, with where torch raised them and how many restarts each
-    caused. Torch keeps the reasons in a set: with one reason every restart had it, with as many
-    reasons as restarts each had one, otherwise the counts are unknown (None)."""
-    raw = list(dict.fromkeys(" ".join(r.split()) for r in f.restart_reasons if r.strip()))
-    if not raw:
-        return []
-    if len(raw) == 1:
-        counts: list[int | None] = [f.restarts or None]
-    elif len(raw) == f.restarts:
-        counts = [1] * len(raw)
-    else:
-        counts = [None] * len(raw)
-    sites = [(g.reason, g.filename, g.lineno) for g in f.graph_break_reasons if g.filename]
-    out = []
-    for r, n in zip(raw, counts, strict=True):
-        site = next(((fn, ln) for reason, fn, ln in sites if reason and (reason in r or r in reason)), None)
-        if site is None and len({(fn, ln) for _, fn, ln in sites}) == 1:
-            site = (sites[0][1], sites[0][2])
-        out.append(RestartReason(reason_words(r), n, site[0] if site else None, site[1] if site else None))
-    return out
+def _start_time(epoch_ns: Any) -> str:
+    return (iso_utc(epoch_ns / 1e9) if type(epoch_ns) is int else None) or ""
 
 
 def _sampled_attempts(f: CompiledFrame, stacks: list[Stack]) -> list[Attempt]:
@@ -613,15 +592,3 @@ def _sampled_attempts(f: CompiledFrame, stacks: list[Stack]) -> list[Attempt]:
     if not per:
         return []
     return [Attempt(i, None, round(per.get(i, 0.0), 6), "sampled") for i in range(max(f.restarts, max(per)) + 1)]
-
-
-def _iso(epoch_ns: Any) -> str:
-    import datetime
-
-    if type(epoch_ns) is not int:
-        return ""
-    try:
-        stamp = datetime.datetime.fromtimestamp(epoch_ns / 1e9, tz=datetime.timezone.utc)
-    except (OverflowError, ValueError, OSError):
-        return ""
-    return stamp.isoformat(timespec="milliseconds")

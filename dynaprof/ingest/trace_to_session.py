@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from dynaprof.errors import DynaprofError
+from dynaprof.ingest.times import iso_utc
 from dynaprof.ingest.torch_metrics import (
     FrameMetrics,
     OpenSpans,
@@ -38,6 +39,8 @@ from dynaprof.ingest.torch_metrics import (
     pair_span,
     phases,
     read_metrics,
+    restart_details,
+    timed_whole,
 )
 from dynaprof.ingest.torch_trace import (
     LOG_PREFIX,
@@ -52,7 +55,9 @@ from dynaprof.ingest.torch_trace import (
     rank_of,
     resolve_log,
 )
+from dynaprof.model import frame_keys
 from dynaprof.model.cache import CacheTally
+from dynaprof.model.frame_keys import BACKWARD_SPAN, COMPILED_AUTOGRAD_SPAN
 from dynaprof.model.journal import DDP_BUCKET_SPAN
 from dynaprof.model.session import (
     SCHEMA_VERSION,
@@ -87,8 +92,6 @@ KNOWN = frozenset({
 })  # fmt: skip
 _CID = re.compile(r"!?\d+(?:/\d+){0,2}")
 _START_SPANS = ("dynamo", "entire_frame_compile")
-BACKWARD_SPAN = "entire_backward_compile"
-CA_SPAN = "compiled_autograd"
 _BWD_METRICS = ("bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics")
 #: compile id of records that carry none (AOTInductor, ``torch._inductor.aot_compile``, export), as tlparse shows it
 NO_ID = "-/-"
@@ -114,8 +117,7 @@ class FrameAcc:
     def __init__(self, compile_id: str, generation: int, thread: int | None, glog_s: float | None) -> None:
         self.compile_id = compile_id
         self.key_suffix = ""  # "@2", "@3"... for the second, third... compile-id-less compile
-        self.kind = "compiled_autograd" if compile_id.startswith("!") else "forward"
-        self.bw_suffix = ""  # ":bw", ":bw2"... for a backward compile
+        self.kind = frame_keys.kind_of_id(compile_id)
         self.forward: FrameAcc | None = None  # a backward's forward frame
         self.generation = generation
         self.thread = thread
@@ -229,7 +231,6 @@ class _Builder:
         self.noid_frames = 0
         self.bw_open: dict[str, FrameAcc] = {}  # compile id -> its backward compile in progress
         self.bw_done: dict[str, FrameAcc] = {}  # compile id -> its backward compile awaiting metrics
-        self.bw_count: dict[FrameAcc, int] = {}  # forward -> backward compiles so far
 
     def frame(self, cid: str, marker: str | None = None) -> FrameAcc:
         f = self.current.get(cid)
@@ -263,9 +264,7 @@ class _Builder:
         """A new backward compile of the forward frame ``fwd``."""
         thread, glog_s, _, _ = self.ev.glog() if self.ev is not None else (None, None, None, None)
         bw = FrameAcc(fwd.compile_id, fwd.generation, thread, glog_s)
-        n = self.bw_count[fwd] = self.bw_count.get(fwd, 0) + 1
         bw.kind, bw.forward, bw.key_suffix = "backward", fwd, fwd.key_suffix
-        bw.bw_suffix = ":bw" + (str(n) if n > 1 else "")
         self.frames.append(bw)
         return bw
 
@@ -468,17 +467,17 @@ class _Builder:
         done = {id(f): finish_frame(f, origin, self.first_glog, expect_metrics) for f in self.frames}
         frames = list(done.values())
         used: set[str] = set()
-        for acc in self.frames:  # keys as live capture makes them: "#<gen>" only where an id came round again
+        for acc in self.frames:  # keyed as live capture keys them, in the order torch logged them
             fr = done[id(acc)]
             if acc.forward is not None and (fwd := done.get(id(acc.forward))) is not None:
                 fr.name, fr.filename, fr.lineno, fr.forward_key = fwd.name, fwd.filename, fwd.lineno, fwd.key
                 fr.thread = fr.thread or fwd.thread
-                fr.key = fwd.key + acc.bw_suffix
-            elif (base := acc.compile_id + acc.key_suffix + acc.bw_suffix) not in used:
-                fr.key = base
+                fr.key = frame_keys.backward_key(fwd.key, used)
+            else:
+                fr.key = frame_keys.frame_key(acc.compile_id + acc.key_suffix, acc.generation, used)
             used.add(fr.key)
         warnings = stats.warnings()
-        start_time = _iso(origin) if origin is not None else None
+        start_time = iso_utc(origin / 1e6) if origin is not None else None
         if start_time is None:
             start_time = self._glog_start_time()
             warnings.append("no epoch timestamps in the log: times come from glog prefixes (local clock, ms)")
@@ -504,13 +503,6 @@ class _Builder:
         except (OSError, ValueError, OverflowError):
             year = 1970
         return f"{year}-{self.first_stamp}"
-
-
-def _iso(epoch_us: float) -> str | None:
-    try:
-        return datetime.fromtimestamp(epoch_us / 1e6, tz=timezone.utc).isoformat()
-    except (OverflowError, OSError, ValueError):
-        return None
 
 
 def _rel(us: float, origin_us: float | None) -> float:
@@ -584,12 +576,12 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
         entry = next((n for n in _ENTRY_ORDER if n in names), None)
         name = entry or (top[0] if top is not None else "(no compile id)")  # e.g. compile_fx_aot
     g = f.guards
-    if own is not None and own[0] == CA_SPAN and name is None:
+    if own is not None and own[0] == COMPILED_AUTOGRAD_SPAN and name is None:
         graph = opt_int(own[3].get("graph_id"))
         name = "compiled autograd" + (f" graph {graph}" if graph is not None else "")
         filename, lineno = "<compiled autograd>", 0
     frame = CompiledFrame(
-        key=f.compile_id + f.key_suffix + (f"#{f.generation}" if f.generation else "") + f.bw_suffix,
+        key=f.compile_id + f.key_suffix,  # made unique, as live capture makes it, by Builder.session
         compile_id=f.compile_id,
         trace_id=f.compile_id + (f"_{restarts}" if restarts else ""),
         generation=f.generation,
@@ -626,6 +618,7 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
         apply_metrics(frame, fm)
     if f.recompile_artifact:  # every cache entry's failures (the metrics hold the newest one's), as live
         frame.recompile_reason = f.recompile_artifact
+    frame.restart_details = restart_details(frame)
     frame.metrics = dict(sorted(frame.metrics.items()))
     frame.cache = f.cache.result(frame.metrics)
     return frame
@@ -634,12 +627,9 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
 def _own_span(f: FrameAcc, spans: _Spans) -> tuple[str, float, float, dict[str, Any]] | None:
     """The span that is a backward's or a compiled-autograd capture's whole compile (open: a
     zero-length stand-in), or None."""
-    if f.kind == "backward":
-        want = BACKWARD_SPAN
-    elif f.kind == "compiled_autograd" and "/" not in f.compile_id:
-        want = CA_SPAN
-    else:
+    if not timed_whole(f.kind, f.compile_id):
         return None
+    want = BACKWARD_SPAN if f.kind == "backward" else COMPILED_AUTOGRAD_SPAN
     got = next((sp for sp in spans if sp[0] == want), None)
     if got is None and want in f.open:
         start, args = f.open[want][0]
