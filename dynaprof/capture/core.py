@@ -13,7 +13,7 @@ profiled block through ``InProcess``:
   to a no-op) cost next to nothing. Uninstalling is not safe: whatever wrapped the same torch
   functions after us would be unwrapped too.
 * each block gets its own journal, function table, sampler and cProfile, and the shared
-  ``Recorder`` is pointed at them while the block runs (``_begin``/``_end``).
+  ``Recorder`` is pointed at them while the block runs (``InProcess._attach``: ``reset_session``).
 * a ``torch._dynamo`` import that happens after a block started is hooked when it finishes
   importing (``DynamoWatcher``), as in ``dynaprof run``.
 """

@@ -2,8 +2,8 @@
 and from a TORCH_TRACE log.
 
 Both importers use this module: ``ingest.assemble`` (the journal's ``metrics`` and ``span``
-records) and ``ingest.trace_to_session`` (a log's ``compilation_metrics`` records and chromium
-events). So a compile's ``CompiledFrame`` reads the same whichever way it came;
+records) and ``ingest.trace_to_session`` / ``trace_frames`` (a log's ``compilation_metrics`` records and
+chromium events). So a compile's ``CompiledFrame`` reads the same whichever way it came;
 ``tests/test_journal_schema.py`` builds one compile both ways and compares.
 
 * values: ``num`` / ``req_int`` (a value the record needs: ``ValueError`` skips the record),
@@ -11,6 +11,8 @@ events). So a compile's ``CompiledFrame`` reads the same whichever way it came;
 * metrics: ``read_metrics`` turns the fields ``MAPPED`` names into ``FrameMetrics`` attributes
   and keeps every other scalar field (``model.journal.is_scalar``; never ``METRICS_DROP``'s) as a
   ``CompiledFrame.metrics`` entry; ``apply_metrics`` sets them on a frame;
+* restarts: ``restart_details`` puts a frame's restart reasons in words, with where each was
+  raised and how many restarts it caused;
 * spans: ``pair_span`` pairs B/E events into spans (arguments: ``model.journal.span_args``),
   ``attempt_of`` reads ``compile_attempt_N``, ``phases`` sums the spans per name.
 """
