@@ -101,7 +101,6 @@ class CodeInfo(NamedTuple):
     wrapped: LocationItem | None = None
 
 
-
 class NotHooked(Exception):
     """Raised by a hook installer that leaves its hook out on purpose (nothing to hook in this
     process): not a failure, so no warning now (``CompileRecorder.warn_if_imported``)."""

@@ -155,7 +155,8 @@ class _Builder:
         fid, fcid = opt_int(meta.get("frame_id")), opt_int(meta.get("frame_compile_id"))
         ca = opt_int(meta.get("compiled_autograd_id"))
         if ca is not None:
-            cid: str | None = f"!{ca}" + (f"/{fid}/{fcid}" if fid is not None and fcid is not None else "")
+            cid: str | None = f"{frame_keys.COMPILED_AUTOGRAD_PREFIX}{ca}" + (
+                f"/{fid}/{fcid}" if fid is not None and fcid is not None else "")
         elif fid is not None and fcid is not None:
             cid = f"{fid}/{fcid}"
         else:

@@ -54,6 +54,11 @@ def backward_key(forward_key: str, used: Container[str]) -> str:
     return key if key not in used else _free(key, used, "", 2)
 
 
+def reused_id(key: str) -> bool:
+    """Whether a frame key says its compile id came round again after a reset (``#<generation>``)."""
+    return "#" in key
+
+
 def is_backward_key(key: str) -> bool:
     """Whether a frame key is a lazy backward compile's (``<forward key>:bw[N]``)."""
     return ":bw" in key
