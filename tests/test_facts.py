@@ -58,7 +58,7 @@ def test_restart_reasons_raw_and_in_words_with_counts() -> None:
 def test_restart_reason_gets_the_graph_break_site() -> None:
     f = frame(restarts=1, restart_reasons=["print() is not supported"],
               graph_break_reasons=[GraphBreak("print() is not supported", "/w/x.py", 16)])
-    from dynaprof.ingest.assemble import restart_details
+    from dynaprof.ingest.torch_metrics import restart_details
 
     (d,) = restart_details(f)
     assert (d.filename, d.lineno, d.count) == ("/w/x.py", 16, 1)

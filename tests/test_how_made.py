@@ -170,7 +170,7 @@ def test_config_changes_reads_what_differs_from_the_defaults() -> None:
     import torch._dynamo.config as dc
     import torch._functorch.config as fc
 
-    from dynaprof.capture.torch_hooks import config_changes
+    from dynaprof.capture.torch_config import config_changes
 
     with dc.patch(recompile_limit=5), fc.patch(debug_assert=True):
         changes, errors = config_changes()

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from dynaprof.capture.child import ChildConfig
+from dynaprof.capture.hooks.metrics import scalar_metrics
 from dynaprof.capture.journal import read_journal
 from dynaprof.capture.launcher import launch
-from dynaprof.capture.torch_hooks import _scalar_metrics
 from dynaprof.ingest.assemble import OWN_METRICS, ParentFacts, _Builder, assemble
 from dynaprof.ingest.trace_to_session import import_torch_trace
 from dynaprof.model.journal import JOURNAL_SCHEMA, RECORD_TYPES, JournalRecord, span_args
@@ -408,7 +408,7 @@ def _journal_of_log(path: Path) -> list[dict[str, Any]]:
     """The journal the live capture would have written for the compiles of a TORCH_TRACE log
     (frame compiles and lazy backward compiles; one generation, no compiled autograd): the same
     events in ``span`` records (end arguments through the writer's ``span_args``), the same
-    metrics through the writer's ``_scalar_metrics``."""
+    metrics through the writer's ``scalar_metrics``."""
     records: list[dict[str, Any]] = [
         {"t": "start", "schema": JOURNAL_SCHEMA, "pid": 1, "argv": [], "cwd": "", "python": "", "platform": "",
          "hostname": "", "epoch_ns": 0, "dynaprof": "", "target": str(path), "rank": None, "world_size": None,
@@ -460,7 +460,7 @@ def _journal_of_log(path: Path) -> list[dict[str, Any]]:
             open_frame(key, cid, last_ts.get(key, 0.0), "backward" if key != cid else "forward", None)
             if m.get("co_name") is not None:
                 names[key] = [m["co_name"], m["co_filename"], m["co_firstlineno"]]
-            records.append({"t": "metrics", "key": key, "m": _scalar_metrics(types.SimpleNamespace(**m))})
+            records.append({"t": "metrics", "key": key, "m": scalar_metrics(types.SimpleNamespace(**m))})
     for key, rec in opened.items():
         name, file, line = names.get(key) or names.get(key.split(":")[0]) or ["?", "?", 0]
         rec.update(name=name, file=file, line=line)

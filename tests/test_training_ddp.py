@@ -18,9 +18,11 @@ from typing import Any
 
 import pytest
 
+from dynaprof.capture.hooks.ddp import DDP_MODULE, install_ddp_buckets
 from dynaprof.capture.stacks import FunctionTable
-from dynaprof.capture.torch_hooks import DDP_BUCKET_SPAN, DDP_MODULE, Recorder, hook_ddp_buckets
+from dynaprof.capture.torch_hooks import Recorder
 from dynaprof.ingest.trace_to_session import build_session
+from dynaprof.model.journal import DDP_BUCKET_SPAN
 from dynaprof.model.session import CompiledFrame, Session
 from dynaprof.model.store import load_session
 from tests.conftest import SAMPLES, load_benchmark, profile, run_dynaprof
@@ -41,10 +43,8 @@ def test_bucket_hook_waits_for_torch_to_import_the_split_and_warns_when_it_moved
         monkeypatch: pytest.MonkeyPatch) -> None:
     rec, records = _recorder()
     monkeypatch.delitem(sys.modules, DDP_MODULE, raising=False)
-    with pytest.raises(RuntimeError, match="no phase events"):  # torch 2.4: nothing to install it at later
-        hook_ddp_buckets(rec)
     rec.hooks.append("phases")
-    hook_ddp_buckets(rec)  # not imported yet: installed at the first phase event after torch imports it
+    install_ddp_buckets(rec)  # not imported yet: installed at the first phase event after torch imports it
     assert [(m, what) for m, what, _ in rec._lazy] == [(DDP_MODULE, "DDP bucket compiles")]
     monkeypatch.setitem(sys.modules, DDP_MODULE, types.ModuleType(DDP_MODULE))  # a torch without SubmodCompiler
     rec._install_lazy()
@@ -54,7 +54,23 @@ def test_bucket_hook_waits_for_torch_to_import_the_split_and_warns_when_it_moved
         "attribute 'SubmodCompiler'); their time shows in the frame's backend compile"
     ]
     with pytest.raises(AttributeError):  # already imported: installed at once (install() warns on a failure)
-        hook_ddp_buckets(rec)
+        install_ddp_buckets(rec)
+
+
+def test_a_torch_without_phase_events_warns_of_the_bucket_hook_only_once_ddp_is_imported(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Torch 2.4 (no phase events, so no moment to install the hook later): a script that never
+    imports DDP gets no warning; one that imports it after the hooks gets one, in the journal."""
+    rec, records = _recorder()
+    monkeypatch.delitem(sys.modules, DDP_MODULE, raising=False)
+    rec.install_step("ddp_buckets", lambda: install_ddp_buckets(rec))
+    rec.flush_guards()  # what the end of the run does
+    assert "ddp_buckets" not in rec.hooks and [r for r in records if r["t"] == "warn"] == []
+    monkeypatch.setitem(sys.modules, DDP_MODULE, types.ModuleType(DDP_MODULE))  # the script imported DDP
+    rec.flush_guards()
+    rec.flush_guards()
+    (warning,) = [r["msg"] for r in records if r["t"] == "warn"]
+    assert "ddp_buckets not captured" in warning and "no phase events" in warning
 
 
 def _split_frame(s: Session) -> CompiledFrame:

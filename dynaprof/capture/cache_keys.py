@@ -22,12 +22,12 @@ Inert outside a compile window; guarded like every other hook (a moved name is a
 from __future__ import annotations
 
 import functools
-import importlib
 import sys
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from dynaprof.capture.torch_private import _private
 from dynaprof.model.cache import marker
 from dynaprof.model.cache_keys import KeyComponent, ParsedLookup, lookup_from_info
 from dynaprof.model.journal import CacheLookupRecord, JournalRecord
@@ -169,7 +169,7 @@ class CacheKeyHooks:
 def install_cache_hooks(recorder: Recorder) -> None:
     """Install the cache-lookup hooks; raises if the main one (the instant events) cannot be."""
     hooks = CacheKeyHooks(recorder)
-    utils = importlib.import_module(UTILS)
+    utils = _private(UTILS)
     logger_cls: Any = utils.ChromiumEventLogger
     orig = logger_cls.log_instant_event
 

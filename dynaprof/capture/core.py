@@ -13,7 +13,7 @@ profiled block through ``InProcess``:
   to a no-op) cost next to nothing. Uninstalling is not safe: whatever wrapped the same torch
   functions after us would be unwrapped too.
 * each block gets its own journal, function table, sampler and cProfile, and the shared
-  ``Recorder`` is pointed at them while the block runs (``_begin``/``_end``).
+  ``Recorder`` is pointed at them while the block runs (``InProcess._attach``: ``reset_session``).
 * a ``torch._dynamo`` import that happens after a block started is hooked when it finishes
   importing (``DynamoWatcher``), as in ``dynaprof run``.
 """
@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from dynaprof.capture.journal import JournalWriter
 from dynaprof.capture.sampler import Sampler
 from dynaprof.capture.stacks import LEGACY_WALKER_ENV, FunctionTable, Markers, StackWalker, TracedStacks
+from dynaprof.capture.torch_private import _private
 from dynaprof.model.journal import JOURNAL_SCHEMA, JournalRecord, StackItem, Start
 from dynaprof.model.provenance import compile_env, redact_argv
 from dynaprof.version import __version__
@@ -125,7 +126,7 @@ class Capture:
         rec = Recorder(self.journal.write, self.t0_ns, self.table)
         rec.install(inline_profile=self.options.inline_profile)
         if self.options.torch_trace_dir:
-            from dynaprof.capture.torch_hooks import install_trace_export
+            from dynaprof.capture.hooks.trace_export import install_trace_export
 
             try:
                 install_trace_export(self.options.torch_trace_dir)
@@ -345,7 +346,7 @@ class InProcess:
         if "compile_windows" not in rec.hooks:
             return
         try:
-            cf: Any = importlib.import_module("torch._dynamo.convert_frame")
+            cf = _private("torch._dynamo.convert_frame")
             hooked = cf._compile
             orig = hooked.__wrapped__
         except Exception:

@@ -19,7 +19,9 @@ import sys
 import tempfile
 from collections.abc import Callable
 
+from dynaprof.capture.torch_private import _private
 from dynaprof.fmt import safe_key  # the same file names as the per-compile graphs
+from dynaprof.model import frame_keys
 from dynaprof.model.journal import CProfile, JournalRecord
 
 
@@ -67,7 +69,9 @@ class CompileProfiler:
             self._copy_torch_profile(key)
 
     def _copy_torch_profile(self, key: str) -> None:
-        cid = key.split("#")[0].split("~")[0].replace("/", "_")
+        if frame_keys.is_backward_key(key):  # torch profiles Dynamo's frame compiles only
+            return
+        cid = frame_keys.compile_id_of(key).replace("/", "_")
         candidates = glob.glob(os.path.join(tempfile.gettempdir(), f"_compile_inner_{cid}*.profile"))
         if not candidates:
             return
@@ -93,8 +97,6 @@ class CompileProfiler:
 
 def _torch_cprofile_on() -> bool:
     try:
-        import torch._dynamo.config as config
-
-        return bool(config.cprofile)
+        return bool(_private("torch._dynamo.config").cprofile)
     except Exception:
         return bool(os.environ.get("TORCH_COMPILE_CPROFILE"))

@@ -39,7 +39,7 @@ from dynaprof.model.journal import KERNEL_WAIT_CAUSE, JournalRecord
 
 
 class Window(Protocol):
-    """What these hooks read and write of a compile window (``torch_hooks.Window``)."""
+    """What these hooks read and write of a compile window (``recorder.Window``)."""
 
     key: str
     kernels: dict[str, int]
@@ -48,7 +48,7 @@ class Window(Protocol):
 
 
 class Recorder(Protocol):
-    """What these hooks use of the recorder (``torch_hooks.Recorder``)."""
+    """What these hooks use of the recorder (``recorder.CompileRecorder``)."""
 
     causes: TracedStacks
 

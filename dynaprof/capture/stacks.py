@@ -14,8 +14,8 @@ and holds no frame beyond the sample that read it, so no object's last reference
 the signal handler. Everything here stays consistent if interrupted by the next signal:
 no locks, only ``itertools.count`` ids and ``dict.setdefault``.
 
-Which code objects are Dynamo's compile entry is told by ``dynaprof.capture.torch_hooks`` (the only
-module that knows torch's internals) through ``Markers``.
+Which code objects are Dynamo's compile entry is told by ``dynaprof.capture.hooks.markers`` (the
+hooks are what knows torch's internals) through ``Markers``.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ from typing import Any, cast
 from dynaprof.fmt import plural
 from dynaprof.ingest import kernel_waits
 from dynaprof.ingest.cache_keys import JournalLookups
+from dynaprof.ingest.frame_samples import clip_samples, sampled_attempts
+from dynaprof.ingest.times import iso_utc
 from dynaprof.ingest.torch_metrics import (
     apply_metrics,
     attempt_of,
@@ -29,8 +31,10 @@ from dynaprof.ingest.torch_metrics import (
     phases,
     read_metrics,
     req_int,
+    restart_details,
     strs,
 )
+from dynaprof.model import frame_keys
 from dynaprof.model.cache import CacheTally
 from dynaprof.model.journal import (
     JOURNAL_SCHEMA,
@@ -69,14 +73,11 @@ from dynaprof.model.session import (
     InlineStack,
     Location,
     PropertyTrace,
-    RestartReason,
     RunInfo,
     Samples,
     Session,
     Span,
     Stack,
-    outermost_frames,
-    reason_words,
 )
 from dynaprof.version import __version__
 
@@ -303,10 +304,7 @@ class _Builder:
         fwd = self.frames.get(str(r.get("fwd")))
         if fwd is None:
             return None
-        key, n = f"{fwd.key}:bw", 1
-        while key in self.frames:
-            n += 1
-            key = f"{fwd.key}:bw{n}"
+        key = frame_keys.backward_key(fwd.key, self.frames)
         ts = opt_num(r.get("ts"))
         f = self.frames[key] = CompiledFrame(
             key=key, compile_id=fwd.compile_id, trace_id=fwd.compile_id, generation=fwd.generation,
@@ -468,7 +466,7 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
     if b.kernel_waits:
         stacks = sorted(kernel_waits.split_waits(stacks, b.kernel_waits, b.functions, b.frames),
                         key=lambda s: (str(s.frame), -s.seconds))
-    warnings += _clip_samples(frames, stacks)
+    warnings += clip_samples(frames, stacks)
     for f in frames:
         f.cache = b.caches.get(f.key, CacheTally()).result(b.cache_metrics.get(f.key))
         f.metrics = dict(sorted(f.metrics.items()))
@@ -481,7 +479,7 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
             f.recompile_reason = "\n".join(b.recompile_reasons[f.key])
         f.restart_details = restart_details(f)
         if f.restarts and not f.attempts:
-            f.attempts = _sampled_attempts(f, stacks)
+            f.attempts = sampled_attempts(f, stacks)
         if f.call_site and f.call_site[0].filename == "<string>" and f.call_site[0].lineno == 1:
             f.call_site = f.call_site[1:]  # older journals: dynaprof's own `python -c` bootstrap
     samples = None
@@ -520,7 +518,7 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
         platform=opt_str(start.get("platform")) or "",
         hostname=opt_str(start.get("hostname")) or "",
         device=b.device,
-        start_time=_iso(start.get("epoch_ns")),
+        start_time=_start_time(start.get("epoch_ns")),
         wall_s=wall,
         exit_status=exit_status,
         end_reason=reason,
@@ -549,91 +547,5 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
     return session
 
 
-def _clip_samples(frames: list[CompiledFrame], stacks: list[Stack]) -> list[str]:
-    """Scale each frame's samples down to its ``compile_time_s`` where they add up to more (the
-    sampler's clock and torch's differ; busy threads stretch sampling intervals): attributed
-    seconds never exceed the compile they belong to. Returns a note per clipped run."""
-    by_frame: dict[str, list[Stack]] = {}
-    for st in stacks:
-        if st.frame is not None:
-            by_frame.setdefault(st.frame, []).append(st)
-    clipped: list[tuple[str, float]] = []
-    for f in frames:
-        mine = by_frame.get(f.key, [])
-        sampled = sum(st.seconds for st in mine)
-        if f.compile_time_s is None or sampled <= f.compile_time_s or sampled <= 0:
-            continue
-        scale = f.compile_time_s / sampled
-        for st in mine:
-            st.seconds = round(st.seconds * scale, 9)
-        f.sampled_clipped_s = round(sampled - f.compile_time_s, 6)
-        clipped.append((f.trace_id, f.sampled_clipped_s))
-    notes = []
-    if clipped:
-        total = sum(s for _, s in clipped)
-        n = len(clipped)
-        notes.append(
-            f"sampled seconds of {plural(n, 'compile')} exceeded torch's compile time by {total * 1e3:.1f} ms in all "
-            "and were scaled down to it: torch's timer (entire_frame_compile) leaves out some of its own work around "
-            "it (logging the compile's start, recording its metrics), which the sampler sees; attributed seconds "
-            "never exceed a frame's compile time"
-        )
-    # samples no frame claims (and nested compiles) must not push the run past its compile time
-    budget = sum(f.compile_time_s or 0.0 for f in outermost_frames(frames))
-    sampled = sum(st.seconds for st in stacks)
-    if frames and sampled > budget * 1.0001 + 1e-6 and budget > 0:
-        scale = budget / sampled
-        for st in stacks:
-            st.seconds = round(st.seconds * scale, 9)
-        notes.append(
-            f"sampled seconds exceeded the run's compile time ({budget * 1e3:.1f} ms) by "
-            f"{(sampled - budget) * 1e3:.1f} ms "
-            "(samples no compile window claimed, or compiles nested in others) and were scaled down to it"
-        )
-    return notes
-
-
-def restart_details(f: CompiledFrame) -> list[RestartReason]:
-    """``f.restart_reasons`` in words, with where torch raised them and how many restarts each
-    caused. Torch keeps the reasons in a set: with one reason every restart had it, with as many
-    reasons as restarts each had one, otherwise the counts are unknown (None)."""
-    raw = list(dict.fromkeys(" ".join(r.split()) for r in f.restart_reasons if r.strip()))
-    if not raw:
-        return []
-    if len(raw) == 1:
-        counts: list[int | None] = [f.restarts or None]
-    elif len(raw) == f.restarts:
-        counts = [1] * len(raw)
-    else:
-        counts = [None] * len(raw)
-    sites = [(g.reason, g.filename, g.lineno) for g in f.graph_break_reasons if g.filename]
-    out = []
-    for r, n in zip(raw, counts, strict=True):
-        site = next(((fn, ln) for reason, fn, ln in sites if reason and (reason in r or r in reason)), None)
-        if site is None and len({(fn, ln) for _, fn, ln in sites}) == 1:
-            site = (sites[0][1], sites[0][2])
-        out.append(RestartReason(reason_words(r), n, site[0] if site else None, site[1] if site else None))
-    return out
-
-
-def _sampled_attempts(f: CompiledFrame, stacks: list[Stack]) -> list[Attempt]:
-    """Attempts from the samples (torch did not time them): sampled seconds per attempt index."""
-    per: dict[int, float] = {}
-    for st in stacks:
-        if st.frame == f.key and st.attempt >= 0:
-            per[st.attempt] = per.get(st.attempt, 0.0) + st.seconds
-    if not per:
-        return []
-    return [Attempt(i, None, round(per.get(i, 0.0), 6), "sampled") for i in range(max(f.restarts, max(per)) + 1)]
-
-
-def _iso(epoch_ns: Any) -> str:
-    import datetime
-
-    if type(epoch_ns) is not int:
-        return ""
-    try:
-        stamp = datetime.datetime.fromtimestamp(epoch_ns / 1e9, tz=datetime.timezone.utc)
-    except (OverflowError, ValueError, OSError):
-        return ""
-    return stamp.isoformat(timespec="milliseconds")
+def _start_time(epoch_ns: Any) -> str:
+    return (iso_utc(epoch_ns / 1e9) if type(epoch_ns) is int else None) or ""

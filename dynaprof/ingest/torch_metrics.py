@@ -2,8 +2,8 @@
 and from a TORCH_TRACE log.
 
 Both importers use this module: ``ingest.assemble`` (the journal's ``metrics`` and ``span``
-records) and ``ingest.trace_to_session`` (a log's ``compilation_metrics`` records and chromium
-events). So a compile's ``CompiledFrame`` reads the same whichever way it came;
+records) and ``ingest.trace_to_session`` / ``trace_frames`` (a log's ``compilation_metrics`` records and
+chromium events). So a compile's ``CompiledFrame`` reads the same whichever way it came;
 ``tests/test_journal_schema.py`` builds one compile both ways and compares.
 
 * values: ``num`` / ``req_int`` (a value the record needs: ``ValueError`` skips the record),
@@ -11,6 +11,8 @@ events). So a compile's ``CompiledFrame`` reads the same whichever way it came;
 * metrics: ``read_metrics`` turns the fields ``MAPPED`` names into ``FrameMetrics`` attributes
   and keeps every other scalar field (``model.journal.is_scalar``; never ``METRICS_DROP``'s) as a
   ``CompiledFrame.metrics`` entry; ``apply_metrics`` sets them on a frame;
+* restarts: ``restart_details`` puts a frame's restart reasons in words, with where each was
+  raised and how many restarts it caused;
 * spans: ``pair_span`` pairs B/E events into spans (arguments: ``model.journal.span_args``),
   ``attempt_of`` reads ``compile_attempt_N``, ``phases`` sums the spans per name.
 """
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from dynaprof.model.journal import METRICS_DROP, Scalar, is_scalar, span_args
-from dynaprof.model.session import CompiledFrame
+from dynaprof.model.session import CompiledFrame, RestartReason, reason_words
 
 # -- values ----------------------------------------------------------------------------------------
 
@@ -209,6 +211,31 @@ def apply_metrics(f: CompiledFrame, fm: FrameMetrics) -> None:
     if fm.fail_filename is not None:
         f.fail_filename, f.fail_lineno = fm.fail_filename, fm.fail_lineno
     f.metrics.update(fm.extra)
+
+
+
+def restart_details(f: CompiledFrame) -> list[RestartReason]:
+    """``f.restart_reasons`` in words, with where torch raised them and how many restarts each
+    caused: for either importer, once the frame's restarts, restart reasons and graph breaks are
+    set. Torch keeps the reasons in a set: with one reason every restart had it, with as many
+    reasons as restarts each had one, otherwise the counts are unknown (None)."""
+    raw = list(dict.fromkeys(" ".join(r.split()) for r in f.restart_reasons if r.strip()))
+    if not raw:
+        return []
+    if len(raw) == 1:
+        counts: list[int | None] = [f.restarts or None]
+    elif len(raw) == f.restarts:
+        counts = [1] * len(raw)
+    else:
+        counts = [None] * len(raw)
+    sites = [(g.reason, g.filename, g.lineno) for g in f.graph_break_reasons if g.filename]
+    out = []
+    for r, n in zip(raw, counts, strict=True):
+        site = next(((fn, ln) for reason, fn, ln in sites if reason and (reason in r or r in reason)), None)
+        if site is None and len({(fn, ln) for _, fn, ln in sites}) == 1:
+            site = (sites[0][1], sites[0][2])
+        out.append(RestartReason(reason_words(r), n, site[0] if site else None, site[1] if site else None))
+    return out
 
 
 # -- spans -----------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Only per-frame aggregates are kept while streaming: spans, the reduced compilation metrics, guard
 code counts and graph-break reasons; payloads are reduced chunk by chunk and dropped.
 
-Frames are keyed by (generation, compile id). ``torch._dynamo.reset()`` restarts compile ids at
+Frames are told apart by (generation, compile id). ``torch._dynamo.reset()`` restarts compile ids at
 ``0/0``, so a *start marker* (``dynamo_start``, or a chromium ``B`` of ``dynamo`` /
 ``entire_frame_compile``) for a compile id whose frame is already finished (has compilation
 metrics) or has already seen that marker starts a new frame; when the old frame is of the newest
@@ -13,32 +13,28 @@ included, so only a reset can repeat one.
 A lazy backward compile (AOT autograd, at the first ``.backward()``) is logged under its forward's
 compile id: its ``entire_backward_compile`` span, the spans inside it, and its
 ``bwd_compilation_metrics`` (``aot_autograd_backward_compilation_metrics`` in older torch) become a
-frame of its own, ``kind == "backward"``, keyed ``<forward key>:bw`` (``:bw2``... when one forward
-has several, e.g. DDP buckets), as the live capture keys it. Compiled autograd's capture of the
-autograd graph (``compiled_autograd`` span, compile id ``!N``) and Dynamo's compiles of that graph
-(``!N/F/C``) are ``kind == "compiled_autograd"``.
+frame of its own, ``kind == "backward"``. Compiled autograd's capture of the autograd graph
+(``compiled_autograd`` span, compile id ``!N``) and Dynamo's compiles of that graph (``!N/F/C``)
+are ``kind == "compiled_autograd"``. Every frame is keyed as the live capture keys it
+(``model.frame_keys``: ``#<generation>`` only where an id came round again, ``:bw`` for a
+backward), in the order the log holds them; what each frame becomes is ``trace_frames``'s.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from dynaprof.errors import DynaprofError
 from dynaprof.ingest.cache_keys import TraceLookups
+from dynaprof.ingest.times import iso_utc
 from dynaprof.ingest.torch_metrics import (
-    FrameMetrics,
-    OpenSpans,
-    apply_metrics,
     attempt_of,
     opt_int,
     opt_num,
-    pair_span,
-    phases,
-    read_metrics,
 )
 from dynaprof.ingest.torch_trace import (
     LOG_PREFIX,
@@ -48,20 +44,25 @@ from dynaprof.ingest.torch_trace import (
     GuardText,
     TraceReader,
     decode_lines,
-    parse_graph_break,
     rank_logs,
     rank_of,
     resolve_log,
 )
-from dynaprof.model.cache import CacheTally
-from dynaprof.model.journal import DDP_BUCKET_SPAN
+from dynaprof.ingest.trace_frames import (
+    MAX_ATTEMPTS,
+    NO_ID,
+    FrameAcc,
+    OpenByName,
+    Spans,
+    finish_frame,
+    rel,
+    span_event,
+)
+from dynaprof.model import frame_keys
+from dynaprof.model.frame_keys import BACKWARD_SPAN
 from dynaprof.model.session import (
     SCHEMA_VERSION,
-    Attempt,
     CaptureInfo,
-    CompiledFrame,
-    GraphBreak,
-    GuardStats,
     Location,
     RunInfo,
     Session,
@@ -88,106 +89,11 @@ KNOWN = frozenset({
 })  # fmt: skip
 _CID = re.compile(r"!?\d+(?:/\d+){0,2}")
 _START_SPANS = ("dynamo", "entire_frame_compile")
-BACKWARD_SPAN = "entire_backward_compile"
-CA_SPAN = "compiled_autograd"
 _BWD_METRICS = ("bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics")
 #: compile id of records that carry none (AOTInductor, ``torch._inductor.aot_compile``, export), as tlparse shows it
-NO_ID = "-/-"
-#: spans that make compile-id-less records a compile even without compilation metrics
 _ENTRY_SPANS = frozenset({"compile_fx_aot", "aot_compile", "inductor_compile", "compile_fx", "backend_compile",
                           "create_aot_dispatcher_function", "entire_frame_compile"})
-_ENTRY_ORDER = ("compile_fx_aot", "aot_compile", "entire_frame_compile", "backend_compile", "compile_fx",
-                "inductor_compile", "create_aot_dispatcher_function")
-MAX_ATTEMPTS = 1000  # torch gives up after 100; anything above is a corrupt log
 
-_Spans = list[tuple[str, float, float, dict[str, Any]]]  # name, start µs, duration µs, args
-_Open = OpenSpans[str]
-
-
-def _span_event(open_: _Open, done: _Spans, name: str, ph: str, ts: float, args: dict[str, Any]) -> None:
-    if (span := pair_span(open_, name, name, ph, ts, args)) is not None:
-        done.append((name, *span))
-
-
-class FrameAcc:
-    """What the import keeps about one (generation, compile id) while streaming."""
-
-    def __init__(self, compile_id: str, generation: int, thread: int | None, glog_s: float | None) -> None:
-        self.compile_id = compile_id
-        self.key_suffix = ""  # "@2", "@3"... for the second, third... compile-id-less compile
-        self.kind = "compiled_autograd" if compile_id.startswith("!") else "forward"
-        self.bw_suffix = ""  # ":bw", ":bw2"... for a backward compile
-        self.forward: FrameAcc | None = None  # a backward's forward frame
-        self.generation = generation
-        self.thread = thread
-        self.glog_s = glog_s
-        self.markers: set[str] = set()
-        self.call_site: list[Location] = []
-        self.metrics: FrameMetrics | None = None  # what its compilation_metrics say
-        self.max_attempt = 0
-        self.open: _Open = {}
-        self.spans: _Spans = []
-        self.breaks: dict[tuple[str, str | None, int | None], GraphBreak] = {}
-        self.recompile_artifact: str | None = None
-        self.guards: GuardText | None = None
-        self.py_guards: int | None = None
-        self.error: str | None = None
-        self.error_text: str | None = None
-        self.cache = CacheTally()
-        self.collectives: list[str] | None = None
-        self.ddp_children: list[str] = []  # optimize_ddp_split_child names, in the order logged
-        self.guards_json = b""
-        self.guards_json_line: int | None = None
-        self.stats: Any = None  # ReadStats, to report a dynamo_guards payload that is not JSON
-
-    def set_metrics(self, m: dict[str, Any]) -> FrameMetrics:
-        self.metrics = read_metrics(m, self.kind, self.compile_id)
-        return self.metrics
-
-    def add_graph_break(self, lines: list[bytes], cut: bool) -> None:
-        reason, filename, lineno = parse_graph_break(decode_lines(lines))
-        self.breaks.setdefault((reason, filename, lineno), GraphBreak(reason, filename, lineno))
-
-    def set_recompile_artifact(self, lines: list[bytes], cut: bool) -> None:
-        text = decode_lines(lines).strip()
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
-            data = None
-        self.recompile_artifact = ("\n".join(map(str, data)) if isinstance(data, list) else text) or None
-
-    def set_collectives(self, lines: list[bytes], cut: bool) -> None:
-        try:
-            data = json.loads(decode_lines(lines))
-        except (ValueError, RecursionError):
-            return
-        if isinstance(data, list) and not cut:
-            self.collectives = (self.collectives or []) + [str(x)[:200] for x in data[:10000]]
-
-    def set_error_text(self, lines: list[bytes], cut: bool) -> None:
-        self.error_text = "\n".join(decode_lines(lines).strip().split("\n")[:10]) or None
-
-    def set_guards(self, g: GuardText) -> None:
-        self.guards = g
-
-    def feed(self, lines: list[bytes]) -> None:
-        """Payload handler for ``dynamo_guards`` (torch <= 2.4): a JSON list, one guard a line."""
-        self.py_guards = (self.py_guards or 0) + sum(1 for line in lines if line.strip() not in (b"", b"[", b"]"))
-        if len(self.guards_json) < MAX_COLLECT_BYTES:
-            self.guards_json += b"".join(lines)
-
-    def done(self) -> None:
-        data, self.guards_json = self.guards_json, b""
-        if self.stats is None or not self.stats.payload_ok or len(data) >= MAX_COLLECT_BYTES:
-            return
-        try:
-            json.loads(data.decode("utf-8", "replace"))
-        except (ValueError, RecursionError):  # tlparse: fail_dynamo_guards_json
-            self.stats.problem(self.guards_json_line or 0, "invalid JSON in a 'dynamo_guards' payload", "json")
-
-    @property
-    def metrics_start_us(self) -> float | None:
-        return self.metrics.start_us if self.metrics is not None else None
 
 
 class _Chromium:
@@ -222,15 +128,14 @@ class _Builder:
         self.rank: int | None = None
         self.torch_version: str | None = None
         self.python_version: str | None = None
-        self.run_open: _Open = {}
-        self.run_spans: _Spans = []
+        self.run_open: OpenByName = {}
+        self.run_spans: Spans = []
         self.any_metrics = False
         self.ev: Event | None = None
         self.noid: FrameAcc | None = None  # the compile-id-less compile being collected
         self.noid_frames = 0
         self.bw_open: dict[str, FrameAcc] = {}  # compile id -> its backward compile in progress
         self.bw_done: dict[str, FrameAcc] = {}  # compile id -> its backward compile awaiting metrics
-        self.bw_count: dict[FrameAcc, int] = {}  # forward -> backward compiles so far
         self.cache_lookups = TraceLookups()  # the cache artifacts' lookups, with their keys' components
 
     def frame(self, cid: str, marker: str | None = None) -> FrameAcc:
@@ -252,7 +157,8 @@ class _Builder:
         fid, fcid = opt_int(meta.get("frame_id")), opt_int(meta.get("frame_compile_id"))
         ca = opt_int(meta.get("compiled_autograd_id"))
         if ca is not None:
-            cid: str | None = f"!{ca}" + (f"/{fid}/{fcid}" if fid is not None and fcid is not None else "")
+            cid: str | None = f"{frame_keys.COMPILED_AUTOGRAD_PREFIX}{ca}" + (
+                f"/{fid}/{fcid}" if fid is not None and fcid is not None else "")
         elif fid is not None and fcid is not None:
             cid = f"{fid}/{fcid}"
         else:
@@ -265,9 +171,7 @@ class _Builder:
         """A new backward compile of the forward frame ``fwd``."""
         thread, glog_s, _, _ = self.ev.glog() if self.ev is not None else (None, None, None, None)
         bw = FrameAcc(fwd.compile_id, fwd.generation, thread, glog_s)
-        n = self.bw_count[fwd] = self.bw_count.get(fwd, 0) + 1
         bw.kind, bw.forward, bw.key_suffix = "backward", fwd, fwd.key_suffix
-        bw.bw_suffix = ":bw" + (str(n) if n > 1 else "")
         self.frames.append(bw)
         return bw
 
@@ -362,20 +266,20 @@ class _Builder:
         f = self.context_frame(meta, marker, args.get("compile_id"))
         if f is None:
             f = self.noid_frame()
-            _span_event(f.open, f.spans, name, ph, ts, args)
+            span_event(f.open, f.spans, name, ph, ts, args)
             return
         cid = f.compile_id
         if name == BACKWARD_SPAN and ph == "B":
             self.bw_open[cid] = self.backward(f)
         bw = self.bw_open.get(cid)
         if bw is not None:  # the spans of a backward compile carry its forward's compile id
-            _span_event(bw.open, bw.spans, name, ph, ts, args)
+            span_event(bw.open, bw.spans, name, ph, ts, args)
             if name == BACKWARD_SPAN and ph == "E" and BACKWARD_SPAN not in bw.open:
                 self.bw_done[cid] = self.bw_open.pop(cid)
             return
         if ph == "B" and (attempt := attempt_of(name)) is not None:
             f.max_attempt = max(f.max_attempt, min(attempt, MAX_ATTEMPTS))
-        _span_event(f.open, f.spans, name, ph, ts, args)
+        span_event(f.open, f.spans, name, ph, ts, args)
 
     def on_metrics(self, ev: Event, meta: dict[str, Any]) -> None:
         m = meta["compilation_metrics"]
@@ -471,21 +375,21 @@ class _Builder:
         done = {id(f): finish_frame(f, origin, self.first_glog, expect_metrics) for f in self.frames}
         frames = list(done.values())
         used: set[str] = set()
-        for acc in self.frames:  # keys as live capture makes them: "#<gen>" only where an id came round again
+        for acc in self.frames:  # keyed as live capture keys them, in the order torch logged them
             fr = done[id(acc)]
             if acc.forward is not None and (fwd := done.get(id(acc.forward))) is not None:
                 fr.name, fr.filename, fr.lineno, fr.forward_key = fwd.name, fwd.filename, fwd.lineno, fwd.key
                 fr.thread = fr.thread or fwd.thread
-                fr.key = fwd.key + acc.bw_suffix
-            elif (base := acc.compile_id + acc.key_suffix + acc.bw_suffix) not in used:
-                fr.key = base
+                fr.key = frame_keys.backward_key(fwd.key, used)
+            else:
+                fr.key = frame_keys.frame_key(acc.compile_id + acc.key_suffix, acc.generation, used)
             used.add(fr.key)
         warnings = stats.warnings()
-        start_time = _iso(origin) if origin is not None else None
+        start_time = iso_utc(origin / 1e6) if origin is not None else None
         if start_time is None:
             start_time = self._glog_start_time()
             warnings.append("no epoch timestamps in the log: times come from glog prefixes (local clock, ms)")
-        run_spans = [Span(n, _rel(s, origin), round(d / 1e6, 6), self.pid or 0, a) for n, s, d, a in self.run_spans]
+        run_spans = [Span(n, rel(s, origin), round(d / 1e6, 6), self.pid or 0, a) for n, s, d, a in self.run_spans]
         run = RunInfo(
             command=[str(self.path)], target=str(self.path), argv=[], cwd="",
             python_version=self.python_version or "", torch_version=self.torch_version,
@@ -511,145 +415,6 @@ class _Builder:
         return f"{year}-{self.first_stamp}"
 
 
-def _iso(epoch_us: float) -> str | None:
-    try:
-        return datetime.fromtimestamp(epoch_us / 1e6, tz=timezone.utc).isoformat()
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
-def _rel(us: float, origin_us: float | None) -> float:
-    return round((us - origin_us) / 1e6, 6) if origin_us is not None else 0.0
-
-
-def _no_id_file(f: FrameAcc) -> str:
-    return "<no compile id>" if f.compile_id == NO_ID else ""
-
-
-def _ddp_bucket_spans(f: FrameAcc) -> _Spans:
-    """A ``ddp_bucket submod_N`` span per bucket of a frame DDP's optimizer split, as live capture
-    records them: the log names the children, and the backend compiles them one after another,
-    each under a top-level ``create_aot_dispatcher_function``. None when the counts differ (a
-    backend without AOT autograd, a cut log): no guess."""
-    if not f.ddp_children:
-        return []
-    aot = sorted((sp for sp in f.spans if sp[0] == "create_aot_dispatcher_function"), key=lambda sp: sp[1])
-    top: _Spans = []
-    for sp in aot:  # not nested in the previous one (AOT autograd can call itself)
-        if not top or sp[1] >= top[-1][1] + top[-1][2]:
-            top.append(sp)
-    if len(top) != len(f.ddp_children):
-        return []
-    n = len(top)
-    return [(f"{DDP_BUCKET_SPAN} {name}", st, d, {"bucket": i, "buckets": n})
-            for i, (name, (_, st, d, _a)) in enumerate(zip(f.ddp_children, top, strict=True))]
-
-
-def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, expect_metrics: bool) -> CompiledFrame:
-    """The CompiledFrame of an accumulated frame; unknown facts stay None. What the compilation
-    metrics say is set last (``torch_metrics.apply_metrics``, as for the journal); the log's other
-    records are the fallbacks."""
-    fm = f.metrics
-    spans = sorted(f.spans + _ddp_bucket_spans(f), key=lambda s: s[1])
-    efc = next((s for s in spans if s[0] == "entire_frame_compile"), None)
-    begins = [s[1] for s in spans] + [ts for stack in f.open.values() for ts, _ in stack]
-    start_us = efc[1] if efc else (min(begins) if begins else f.metrics_start_us)
-    if start_us is not None and origin is not None:
-        start_s = _rel(start_us, origin)
-    elif f.glog_s is not None and first_glog is not None:
-        start_s = round(max(f.glog_s - first_glog, 0.0), 6)
-    else:
-        start_s = 0.0
-    own = _own_span(f, spans)  # a backward's or compiled autograd's capture's span
-    top = max(spans, key=lambda sp: sp[2]) if spans else None  # the longest span: the compile's entry point
-    # the log's own measures; the metrics' time replaces them where they have one (apply_metrics)
-    compile_s = round(efc[2] / 1e6, 6) if efc is not None else None
-    if own is not None:
-        compile_s = round(own[2] / 1e6, 6)
-    if compile_s is None and f.compile_id == NO_ID:  # no Dynamo frame: the metrics' window, else that span
-        begin, end = (fm.start_us, fm.end_us) if fm is not None else (None, None)
-        if begin is not None and end is not None and end >= begin:
-            compile_s = round((end - begin) / 1e6, 6)
-        elif top is not None:
-            compile_s = round(top[2] / 1e6, 6)
-    attempts = sorted(
-        (Attempt(a, _rel(st, origin), round(d / 1e6, 6)) for n, st, d, _ in spans if (a := attempt_of(n)) is not None),
-        key=lambda a: a.index,
-    )
-    restarts = max([f.max_attempt, *(a.index for a in attempts)])
-    if not attempts:
-        attempts = [Attempt(i, None, None) for i in range(restarts + 1)]
-    unfinished = "entire_frame_compile" in f.open or (fm is None and expect_metrics and own is None)
-    if own is not None:
-        unfinished = own[0] in f.open
-    site = f.call_site
-    name, filename, lineno = (fm.name, fm.filename, fm.lineno) if fm is not None else (None, None, None)
-    if name is None and not site and f.compile_id == NO_ID:
-        names = {sp[0] for sp in spans}
-        entry = next((n for n in _ENTRY_ORDER if n in names), None)
-        name = entry or (top[0] if top is not None else "(no compile id)")  # e.g. compile_fx_aot
-    g = f.guards
-    if own is not None and own[0] == CA_SPAN and name is None:
-        graph = opt_int(own[3].get("graph_id"))
-        name = "compiled autograd" + (f" graph {graph}" if graph is not None else "")
-        filename, lineno = "<compiled autograd>", 0
-    frame = CompiledFrame(
-        key=f.compile_id + f.key_suffix + (f"#{f.generation}" if f.generation else "") + f.bw_suffix,
-        compile_id=f.compile_id,
-        trace_id=f.compile_id + (f"_{restarts}" if restarts else ""),
-        generation=f.generation,
-        name=name if name is not None else (site[-1].name if site else ""),
-        filename=filename if filename is not None else (site[-1].filename if site else _no_id_file(f)),
-        lineno=lineno if lineno is not None else (site[-1].lineno if site else 0),
-        thread=f.thread or 0,
-        thread_name="",
-        start_s=start_s,
-        compile_time_s=compile_s,
-        status="failed" if f.error else ("unfinished" if unfinished else "ok"),
-        restarts=restarts,
-        attempts=attempts,
-        graph_breaks=len(f.breaks),
-        graph_break_reasons=list(f.breaks.values()),
-        recompile_reason=f.recompile_artifact,
-        guard_count=f.py_guards,
-        guards=GuardStats(
-            count=f.py_guards,
-            code_text_chars=g.chars if g else None,
-            code_text_lines=g.lines if g else None,
-            latency_us=g.latency_us if g else None,
-            sources=g.sources if g else {},
-        ),
-        phases=phases(((n, st, d) for n, st, d, _ in spans), per_second=1e6),
-        spans=[Span(n, _rel(st, origin), round(d / 1e6, 6), f.thread or 0, a) for n, st, d, a in spans],
-        fail_type=f.error,
-        fail_reason=f.error_text,
-        call_site=list(site),
-        collectives=f.collectives,
-        kind=f.kind,
-    )
-    if fm is not None:
-        apply_metrics(frame, fm)
-    if f.recompile_artifact:  # every cache entry's failures (the metrics hold the newest one's), as live
-        frame.recompile_reason = f.recompile_artifact
-    frame.metrics = dict(sorted(frame.metrics.items()))
-    frame.cache = f.cache.result(frame.metrics)
-    return frame
-
-
-def _own_span(f: FrameAcc, spans: _Spans) -> tuple[str, float, float, dict[str, Any]] | None:
-    """The span that is a backward's or a compiled-autograd capture's whole compile (open: a
-    zero-length stand-in), or None."""
-    if f.kind == "backward":
-        want = BACKWARD_SPAN
-    elif f.kind == "compiled_autograd" and "/" not in f.compile_id:
-        want = CA_SPAN
-    else:
-        return None
-    got = next((sp for sp in spans if sp[0] == want), None)
-    if got is None and want in f.open:
-        start, args = f.open[want][0]
-        return (want, start, 0.0, dict(args))
-    return got
 
 
 def build_session(path: Path, *, strict: bool = False, rank: int | None = None) -> Session:

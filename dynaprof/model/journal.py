@@ -1,7 +1,7 @@
 """The capture journal's records, one ``TypedDict`` per record type (key ``t``).
 
-The writers (``dynaprof.capture``: ``core``, ``child``, ``torch_hooks``, ``cprofile``) build their
-records as these types and the reader (``dynaprof.ingest.assemble``) reads them through the same
+The writers (``dynaprof.capture``: ``core``, ``child``, ``recorder`` and ``hooks``, ``cprofile``)
+build their records as these types and the reader (``dynaprof.ingest.assemble``) reads them through the same
 types, so ``mypy --strict`` checks every key on both sides. The rule is: what is written is read
 (``tests/test_journal_schema.py`` checks it on a real capture), or it is not written.
 
@@ -41,7 +41,7 @@ Scalar: TypeAlias = bool | int | float | str
 MetricValue: TypeAlias = bool | int | float | str | list[str]
 
 #: the span of one DDP bucket's subgraph compile, ``ddp_bucket submod_N``: written by live capture
-#: (``capture.torch_hooks.hook_ddp_buckets``) and made from a log's split records by the importer
+#: (``capture.hooks.ddp.install_ddp_buckets``) and made from a log's split records by the importer
 DDP_BUCKET_SPAN = "ddp_bucket"
 
 #: the function-table kind of the cause a wait on compile workers is sampled under; its samples are

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynaprof.fmt import one_line as _one_line
+from dynaprof.model import frame_keys
 from dynaprof.model.cache_keys import CacheKeys
 
 #: Bump when a change would make an older dynaprof misread a session.
@@ -367,7 +368,7 @@ def display_id(f: CompiledFrame) -> str:
     and `` gen N`` when ``torch._dynamo.reset()`` made torch reuse that id (the frame's ``key``
     carries ``#N`` exactly then), so a script that resets once before its only compile shows
     ``0/0``. ``compile_id`` / ``trace_id`` keep torch's values."""
-    return f.trace_id + (f" gen {f.generation}" if f.generation and "#" in f.key else "")
+    return f.trace_id + (f" gen {f.generation}" if f.generation and frame_keys.reused_id(f.key) else "")
 
 
 def compile_by_kind(frames: list[CompiledFrame]) -> dict[str, float]:
@@ -422,7 +423,7 @@ class InlineStack:
 class ConfigChange:
     """A torch compiler setting that differs from its default at the end of the run (the script
     may change settings): ``module`` is ``dynamo``, ``inductor`` or ``functorch``; ``value`` and
-    ``default`` are ``repr`` text, capped (``capture.torch_hooks.config_changes``)."""
+    ``default`` are ``repr`` text, capped (``capture.torch_config.config_changes``)."""
 
     module: str
     name: str
