@@ -76,7 +76,8 @@ def _calls_column(text: str) -> dict[str, str]:
     header = lines[at]
     assert header.split()[:6] == ["compile", "id", "frame", "time", "calls", "restarts"]
     end = header.index(" calls ") + len(" calls")
-    rows = [line for line in lines[at + 1 :] if line.strip() and line.startswith("  ") and "/" in line[:14]]
+    table = lines[at + 1 : next((i for i in range(at + 1, len(lines)) if not lines[i].strip()), len(lines))]
+    rows = [line for line in table if line.startswith("  ") and "/" in line[:14]]  # the table ends at a blank line
     return {line.split()[0]: line[:end].split()[-1] for line in rows}
 
 
