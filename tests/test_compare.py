@@ -108,8 +108,8 @@ def test_reports() -> None:
     assert "| parametrization | 0.00 s | 0.84 s | +0.84 s, new |" in md  # by cause
     # exact work counts: the difference itself, never a ratio or a noise verdict
     assert "| bytecode instructions traced (incl. inlined) | 299 | 5,483 | +5,184 |" in md
-    assert ("| forward (repro.py:11) | 0/0 | 299 → 5,483 (+5,184) | 34 → 546 (+512) | ? | ? "
-            "| 417 → 2,639 (+2,222) | 0 |") in md
+    assert ("| forward (repro.py:11) | 0/0 | 299 → 5,483 (+5,184) | 34 → 546 (+512) | ? | ? | ? | ? | ? "
+            "| 417 → 2,639 (+2,222) | 0 |") in md  # eager: no Inductor counts
     assert_tables_well_formed(md, 6)
     html = files["compare.html"]
     assert isinstance(html, str)
@@ -146,3 +146,17 @@ def test_cli_compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: py
     assert "normalized" in capsys.readouterr().err
     assert main(["compare", "plain", "missing"]) == 2
     assert "missing" in capsys.readouterr().err
+
+
+def test_inductor_work_counts_are_exact_differences() -> None:
+    """What AOT autograd handed Inductor and what Inductor made of it: compared as exact counts."""
+    base, new = seed_session(False), seed_session(True)
+    for s, (ops, ir, kernels) in ((base, (40, 12, 3)), (new, (104, 40, 5))):
+        s.frames[0].aot_graph_ops, s.frames[0].inductor_ir_nodes, s.frames[0].inductor_kernels = ops, ir, kernels
+    cmp = compare_sessions(base, new)
+    assert cmp.totals["kernels"] == Change(3.0, 5.0) and cmp.totals["aot_ops"] == Change(40.0, 104.0)
+    md = str(render_compare(cmp, base, new, names=("plain", "param"))["compare.md"])
+    assert "| kernels generated | 3 | 5 | +2 |" in md and "| Inductor IR nodes | 12 | 40 | +28 |" in md
+    assert "| 40 → 104 (+64) | 12 → 40 (+28) | 3 → 5 (+2) |" in md
+    eager = compare_sessions(seed_session(False), seed_session(True))
+    assert eager.totals["kernels"] == Change(None, None)  # unknown without Inductor, never 0

@@ -150,6 +150,7 @@ def test_kernel_compile_keeps_its_cause_in_process_and_in_a_worker(tmp_path: Pat
     script = tmp_path / "kernels.py"
     script.write_text(_KERNELS)
     cache = tmp_path / "inductor-cache"  # the precompiled header survives FORCE_DISABLE_CACHES
+    work = []
     for threads in ("1", "2"):
         env = {"TORCHINDUCTOR_CACHE_DIR": str(cache), "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1",
                "TORCHINDUCTOR_COMPILE_THREADS": threads}
@@ -168,6 +169,13 @@ def test_kernel_compile_keeps_its_cause_in_process_and_in_a_worker(tmp_path: Pat
         assert kernel.get(CAUSE_PARAMETRIZATION, 0.0) > 0 and any(c.startswith("step (kernels.py:") for c in kernel)
         (f,) = s.frames
         assert f.kernel_wait_unmeasured_s <= 0.2 * total, (threads, f.kernel_wait_unmeasured_s, kernel)
+        work.append((f.aot_graph_ops, f.inductor_ir_nodes, f.inductor_kernels))
         if threads == "1":  # the first C++ kernel of the cache dir: the ISA probe and the header,
             # which either kernel would have needed
             assert set(s.axes.matrix.get("toolchain_setup", {})) == {CAUSE_TOOLCHAIN}, s.axes.matrix
+
+    # exact work counts: what Inductor was handed and made, the same on both runs (two kernels)
+    assert work[0] == work[1], work
+    ops, ir_nodes, kernels = work[0]
+    assert ops is not None and ops >= 4 and ir_nodes is not None and ir_nodes >= 2
+    assert kernels is not None and kernels >= 2

@@ -39,15 +39,19 @@ METRICS: dict[str, str] = {
     "instructions": "bytecode instructions traced (incl. inlined)",
     "fx_nodes": "FX graph nodes",
     "fx_ops": "FX graph ops",
+    "aot_ops": "FX ops after AOT autograd (Inductor's input)",
+    "ir_nodes": "Inductor IR nodes",
+    "kernels": "kernels generated",
     "parametrization_s": "parametrized property tracing (exact)",
     "sampled_s": "sampled time",
 }
 #: exact work counts (not timed, so not noisy): their change is shown as an exact difference
-WORK_COUNTS = frozenset({"instructions", "fx_nodes", "fx_ops"})
+WORK_COUNTS = frozenset({"instructions", "fx_nodes", "fx_ops", "aot_ops", "ir_nodes", "kernels"})
 #: the per-compile work counts compared frame by frame (``CompiledFrame`` fields), with their labels
 FRAME_WORK: dict[str, str] = {
     "ir_count": "instructions", "inlined_calls": "inlined calls", "graph_node_count": "FX nodes",
-    "graph_op_count": "FX ops", "guard_count": "guards", "restarts": "restarts",
+    "graph_op_count": "FX ops", "aot_graph_ops": "ops after AOT", "inductor_ir_nodes": "IR nodes",
+    "inductor_kernels": "kernels", "guard_count": "guards", "restarts": "restarts",
 }
 FRAME_METRICS = ("compile_s", "calls", "restarts", "guards", "inlined_calls", "graph_breaks", "parametrization_s")
 
@@ -139,6 +143,9 @@ def run_metrics(s: Session, normalize: bool = False) -> dict[str, float | None]:
         "instructions": _f(_sum([f.ir_count for f in s.frames])),
         "fx_nodes": _f(_sum([f.graph_node_count for f in s.frames])),
         "fx_ops": _f(_sum([f.graph_op_count for f in s.frames])),
+        "aot_ops": _f(_sum([f.aot_graph_ops for f in s.frames])),
+        "ir_nodes": _f(_sum([f.inductor_ir_nodes for f in s.frames])),
+        "kernels": _f(_sum([f.inductor_kernels for f in s.frames])),
         "parametrization_s": parametrization_seconds(s.frames) * scale if _knows(s, "properties") else None,
         "sampled_s": (s.samples.seconds * scale) if s.samples is not None else None,
     }

@@ -481,7 +481,7 @@ class CompileRecorder:
             try:
                 install()
             except Exception as e:
-                self.warn(f"provenance: {what} not captured ({type(e).__name__}: {e}); that time shows as whole graph")
+                self.warn(f"{what} not captured ({type(e).__name__}: {e})")
         self._lazy = pending
 
     # -- end of run ---------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from dynaprof.capture.hooks.provenance import install_provenance
 from dynaprof.capture.hooks.recompile_reasons import install_recompile_reasons
 from dynaprof.capture.hooks.reset import install_reset
 from dynaprof.capture.hooks.traced_stack import install_traced_stack
+from dynaprof.capture.hooks.work_counts import install_work_counts
 from dynaprof.capture.recorder import CompileRecorder, NotHooked
 from dynaprof.capture.torch_private import torch_git_version, torch_version
 from dynaprof.model.journal import Torch
@@ -50,6 +51,7 @@ STEPS: tuple[tuple[str, Callable[[CompileRecorder], None]], ...] = (
     ("calls", install_calls),
     ("markers", install_markers),
     ("cache_keys", install_cache_hooks),
+    ("work_counts", install_work_counts),
 )
 
 

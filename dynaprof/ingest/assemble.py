@@ -61,6 +61,7 @@ from dynaprof.model.journal import (
     Torch,
     Unfinished,
     Warn,
+    Work,
 )
 from dynaprof.model.session import (
     SCHEMA_VERSION,
@@ -136,6 +137,8 @@ class _Builder:
         self.cache_metrics: dict[str, dict[str, Any]] = {}  # frame key -> its metrics (the cache counters)
         self.recompile_reasons: dict[str, list[str]] = {}  # frame key -> every cache entry's failures
         self.kernel_waits: list[kernel_waits.KernelWait] = []
+        #: frame key -> [FX ops, IR nodes, kernels] summed over the graphs Inductor compiled in it
+        self.work: dict[str, list[int | None]] = {}
         self.cache_lookups = JournalLookups()  # every cache lookup, with its key's components
         self.torn = 0
 
@@ -374,6 +377,15 @@ class _Builder:
             [(cid, s) for cid, s in shares if cid >= 0],
         ))  # fmt: skip
 
+    def _on_work(self, r: Work) -> None:
+        acc = self.work.setdefault(str(r["key"]), [0, 0, 0])
+        for i, name in enumerate(("fx_ops", "ir_nodes", "kernels")):
+            v, have = r.get(name), acc[i]
+            if have is None or not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                acc[i] = None  # one graph of unknown size makes the frame's sum unknown
+            else:
+                acc[i] = have + v
+
     def _on_key_part(self, r: KeyPart) -> None:
         self.cache_lookups.key_part(r)
 
@@ -468,6 +480,8 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
                         key=lambda s: (str(s.frame), -s.seconds))
     warnings += clip_samples(frames, stacks)
     for f in frames:
+        if f.key in b.work:
+            f.aot_graph_ops, f.inductor_ir_nodes, f.inductor_kernels = b.work[f.key]
         f.cache = b.caches.get(f.key, CacheTally()).result(b.cache_metrics.get(f.key))
         f.metrics = dict(sorted(f.metrics.items()))
         f.spans.sort(key=lambda sp: sp.start_s)

@@ -33,7 +33,7 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
     from typing_extensions import NotRequired, TypedDict
 
 #: version of the record shapes; journals written before it existed are 1
-JOURNAL_SCHEMA = 4  # 4: key_part and cache_lookup records
+JOURNAL_SCHEMA = 5  # 4: key_part and cache_lookup records; 5: work records
 
 #: a value kept verbatim (span arguments, ``CompiledFrame.metrics`` entries): see ``is_scalar``
 Scalar: TypeAlias = bool | int | float | str
@@ -300,6 +300,19 @@ class KernelWait(TypedDict):
     shares: list[list[Any]]
 
 
+class Work(TypedDict):
+    """One graph Inductor compiled in a window (``compile_fx._compile_fx_inner``): the ``call_function``
+    nodes of the FX graph AOT autograd handed it (``fx_ops``), and what Inductor made of it
+    (``ir_nodes`` before fusion, ``kernels`` generated; None where torch's counters were reset
+    mid-compile, as its cpp-wrapper second pass and its subprocess compile do)."""
+
+    t: Literal["work"]
+    key: str
+    fx_ops: int | None
+    ir_nodes: int | None
+    kernels: int | None
+
+
 class Stacks(TypedDict):
     """Aggregated samples (written at the end of each compile window)."""
 
@@ -385,6 +398,7 @@ class End(TypedDict):
 JournalRecord: TypeAlias = (
     Start | Torch | Config | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline
     | KernelWait | Stacks | Sampler | CProfile | Unfinished | Calls | Device | End | KeyPart | CacheLookupRecord
+    | Work
 )
 
 #: record type (``t``) -> its TypedDict
@@ -393,5 +407,5 @@ RECORD_TYPES: dict[str, type] = {
     "compile_start": CompileStart, "compile_end": CompileEnd, "span": SpanEvent, "metrics": Metrics,
     "guards": Guards, "inline": Inline, "kernel_wait": KernelWait, "stacks": Stacks, "sampler": Sampler,
     "cprofile": CProfile, "unfinished": Unfinished, "calls": Calls, "device": Device, "end": End,
-    "key_part": KeyPart, "cache_lookup": CacheLookupRecord,
+    "key_part": KeyPart, "cache_lookup": CacheLookupRecord, "work": Work,
 }  # fmt: skip

@@ -267,6 +267,12 @@ class CompiledFrame:
     graph_node_count: int | None = None
     graph_input_count: int | None = None
     ir_count: int | None = None  # bytecode instructions Dynamo traced, inlined ones included
+    #: exact counts of what Inductor compiled in this window (forward, or this backward; None where
+    #: Inductor compiled nothing here or its counters were reset mid-compile): the ``call_function``
+    #: nodes of the FX graphs AOT autograd handed it, the IR nodes before fusion, the kernels generated
+    aot_graph_ops: int | None = None
+    inductor_ir_nodes: int | None = None
+    inductor_kernels: int | None = None
     inlined_calls: int | None = None
     phases: dict[str, float] = field(default_factory=dict)  # inclusive seconds per span name
     spans: list[Span] = field(default_factory=list)

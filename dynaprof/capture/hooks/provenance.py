@@ -17,17 +17,21 @@ from dynaprof.capture import kernel_builds, provenance
 from dynaprof.capture.recorder import CompileRecorder
 from dynaprof.capture.torch_private import _private
 
+#: what a lazy provenance hook that could not be installed costs the report
+_WHOLE = "(its time shows as whole graph)"
 
 def install_provenance(recorder: CompileRecorder) -> None:
     """AOT tracing's node now; Inductor's hooks wait in ``recorder._lazy`` until it is imported."""
     interp = _private("torch.fx.interpreter").Interpreter
     wrap_node_context(recorder, interp, "_set_current_node")
-    recorder._lazy = [("torch._inductor.graph", "lowering", functools.partial(install_lowering, recorder))]
+    recorder._lazy = [("torch._inductor.graph", f"provenance: lowering {_WHOLE}",
+                       functools.partial(install_lowering, recorder))]
     for backend in ("cpp", "simd", "triton"):
         module = f"torch._inductor.codegen.{backend}"
-        recorder._lazy.append((module, f"{backend} codegen", functools.partial(install_scheduling, recorder, module)))
+        recorder._lazy.append((module, f"provenance: {backend} codegen {_WHOLE}",
+                               functools.partial(install_scheduling, recorder, module)))
     builds = functools.partial(kernel_builds.install, recorder)
-    recorder._lazy.append(("torch._inductor.async_compile", "kernel builds", builds))
+    recorder._lazy.append(("torch._inductor.async_compile", f"provenance: kernel builds {_WHOLE}", builds))
 
 
 def wrap_node_context(recorder: CompileRecorder, owner: Any, attr: str) -> None:
