@@ -61,7 +61,8 @@ def _install(recorder: CompileRecorder) -> None:
         kernels0, ir0 = _counter(metrics, "generated_kernel_count"), _counter(metrics, "ir_nodes_pre_fusion")
         out = orig(gm, example_inputs, *a, **k)
         rec: Work = {
-            "t": "work", "key": win.key, "fx_ops": ops, "ir_nodes": _delta(ir0, _counter(metrics, "ir_nodes_pre_fusion")),
+            "t": "work", "key": win.key, "fx_ops": ops,
+            "ir_nodes": _delta(ir0, _counter(metrics, "ir_nodes_pre_fusion")),
             "kernels": _delta(kernels0, _counter(metrics, "generated_kernel_count")),
         }  # fmt: skip
         recorder.emit(rec)
