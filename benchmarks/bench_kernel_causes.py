@@ -161,9 +161,12 @@ def main() -> None:
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--threads", default="default,1", help="compile threads per run: default and/or N")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--device", default="cpu", help="the seed sample's device (cpu, cuda)")
     ap.add_argument("--no-plain-models", action="store_true", help="skip the whole-graph check (resnet18)")
     args = ap.parse_args()
     threads = args.threads.split(",")
+    for cmd in MODELS["seed"][1:]:
+        cmd[cmd.index("--device") + 1] = args.device
     with tempfile.TemporaryDirectory(prefix="dynaprof-kernel-causes-") as d:
         tmp = Path(d)
         out = accuracy(args.models.split(","), threads, args.rounds, tmp)
