@@ -9,7 +9,7 @@ from pathlib import Path
 from dynaprof.cli import main
 from dynaprof.model.store import SESSION_FILE, load_session
 from dynaprof.render.base import RenderOptions
-from dynaprof.run_folder.writer import derived_fingerprint, write_run_folder
+from dynaprof.run_folder.writer import derived_data, write_run_folder
 
 from .factories import seed_session
 
@@ -36,13 +36,13 @@ def test_an_unchanged_session_is_not_rewritten(tmp_path: Path) -> None:
 def test_stale_derived_data_is_rewritten(tmp_path: Path) -> None:
     out = _run_folder(tmp_path)
     path = out / SESSION_FILE
-    fresh = derived_fingerprint(load_session(out))
+    fresh = derived_data(load_session(out))
     data = json.loads(path.read_text())
     data["attribution"] = {k: (0.0 if isinstance(v, float) else v) for k, v in data["attribution"].items()}
     path.write_text(json.dumps(data))
-    assert derived_fingerprint(load_session(out)) != fresh
+    assert derived_data(load_session(out)) != fresh
     assert main(["report", "-q", "--exports", "none", str(out)]) == 0
-    assert derived_fingerprint(load_session(out)) == fresh
+    assert derived_data(load_session(out)) == fresh
 
 
 def test_a_report_elsewhere_writes_its_session(tmp_path: Path) -> None:

@@ -7,14 +7,12 @@ lines go to the caller's ``progress``).
 from __future__ import annotations
 
 import gc
-import json
 import os
 import pickle
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,9 +20,8 @@ from typing import Any
 from dynaprof.analysis.attribution import apply_attribution
 from dynaprof.errors import DynaprofError
 from dynaprof.ingest.prof_files import load_table
-from dynaprof.model.codec import to_json
 from dynaprof.model.session import SCHEMA_VERSION, Session
-from dynaprof.model.store import save_session
+from dynaprof.model.store import collector_paused, save_session
 from dynaprof.render.base import Deferred, Files, PStatsTable, RenderContext, RenderOptions
 from dynaprof.render.registry import RENDERERS, REPORTS, get_renderer, get_starter, planned
 from dynaprof.run_folder.files import write_files
@@ -240,11 +237,10 @@ def _ordered_notes(names: list[str], outcomes: dict[str, _Outcome]) -> list[str]
     return out
 
 
-def derived_fingerprint(session: Session) -> str:
-    """The derived data ``apply_attribution`` stores (run and per frame), as the exact text
-    session.json holds: equal fingerprints mean the stored session needs no rewrite."""
-    parts = [session.attribution, session.axes, [(f.attribution, f.axes) for f in session.frames]]
-    return json.dumps(to_json(parts), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+def derived_data(session: Session) -> tuple[object, ...]:
+    """The derived data ``apply_attribution`` stores (run and per frame): equal before and after
+    it means the stored session needs no rewrite."""
+    return session.attribution, session.axes, [(f.attribution, f.axes) for f in session.frames]
 
 
 def write_run_folder(
@@ -264,22 +260,8 @@ def write_run_folder(
     an unchanged session leaves the file as it is. ``progress`` gets one line per slow renderer.
     With ``DYNAPROF_JOBS=2`` the call graph and the folded stacks of a big session render in a
     second process (``PARALLEL_RENDERERS``); files, notes and their order are the same either way."""
-    with _collector_paused():
+    with collector_paused():
         return _write(session, out_dir, options, run_dir, only, progress, stored)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Rendering a big session allocates millions of short-lived objects, freed by reference
-    counting; the cyclic collector would walk the whole session each time it ran (a quarter of
-    the time of a 100,000-stack render). Paused meanwhile, as it was found."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _write(
@@ -294,10 +276,10 @@ def _write(
     names = list(only or RENDERERS)
     tables, notes = load_cprofile(session, run_dir or out_dir)
     ctx = RenderContext(session, options, cprofile=tables, made=planned(names))
-    before = derived_fingerprint(session) if stored and session.schema_version == SCHEMA_VERSION else None
+    before = derived_data(session) if stored and session.schema_version == SCHEMA_VERSION else None
     # derived data, by the current rules: each stack classified once
     apply_attribution(session, ctx.derived.categories, ctx.derived.phases)
-    save = before is None or derived_fingerprint(session) != before
+    save = before is None or derived_data(session) != before
     outcomes: dict[str, _Outcome] = {}
     parallel = _parallel_names(ctx, names)
     worker = _Worker(parallel, ctx, out_dir) if parallel else None
