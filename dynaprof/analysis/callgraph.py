@@ -388,6 +388,8 @@ def _sums(
     same = (sid[1:] == sid[:-1]) & (node[1:] != node[:-1])
     pairs = _unique((sid[:-1][same] << (2 * b)) | (node[:-1][same] << b) | node[1:][same])  # once per stack
     edge = pairs & ((np.int64(1) << (2 * b)) - 1)
+    if not len(edge):
+        return inclusive.tolist(), self_s.tolist(), {}
     order = np.argsort(edge, kind="stable")
     ordered = edge[order]
     first = np.r_[True, ordered[1:] != ordered[:-1]]
