@@ -355,50 +355,75 @@ def graph_from_samples(
     return g
 
 
+#: stacks summed per numpy pass: the arrays of one pass stay small (a few MB) whatever the session
+_CHUNK = 8192
+
+
 def _sums(
     walked: list[int], comps: list[Sequence[int]], seconds: list[float], fn_nid: list[int], n_nodes: int,
     collapse: bool,
 ) -> tuple[list[float], list[float], dict[tuple[int, int], float]]:
     """Each node's inclusive and self seconds and each edge's seconds over the stacks ``comps``
-    (a node or an edge counts once per stack). Summed with numpy, in stack order, one addition at a
-    time (``np.bincount`` adds its weights in index order): the same figures to the last bit as a loop
-    over the stacks, which a million frames made the slowest part of a big report."""
+    (a node or an edge counts once per stack). Summed with numpy, stack by stack in order, one
+    addition at a time (``np.add.at`` adds in index order, unbuffered): the same figures to the
+    last bit as a loop over the stacks, which a million frames made the slowest part of a big
+    report. A few thousand stacks a pass, so the arrays stay small."""
     import numpy as np
 
-    if not walked:
-        return [0.0] * n_nodes, [0.0] * n_nodes, {}
-    lengths = np.fromiter(map(len, comps), dtype=np.int64, count=len(comps))
-    flat = np.fromiter(itertools.chain.from_iterable(comps), dtype=np.int64, count=int(lengths.sum()))
-    node = np.asarray(fn_nid, dtype=np.int64)[flat]
-    sid = np.repeat(np.arange(len(comps), dtype=np.int64), lengths)
-    secs = np.asarray(seconds, dtype=np.float64)
-    if collapse:  # adjacent frames of one node merge
-        keep = np.ones(len(node), dtype=bool)
-        keep[1:] = (node[1:] != node[:-1]) | (sid[1:] != sid[:-1])
-        node, sid = node[keep], sid[keep]
-    # keys packed into one int64: stack, then node (or caller and callee), bit fields
+    inclusive = np.zeros(n_nodes, dtype=np.float64)
+    self_s = np.zeros(n_nodes, dtype=np.float64)
+    edge_ids: dict[int, int] = {}  # caller << b | callee -> index into edge_s
+    edge_s = np.zeros(0, dtype=np.float64)
     b = np.int64(max(1, (n_nodes - 1).bit_length()))
-    if len(comps).bit_length() + 2 * int(b) > 62:
-        raise ValueError(f"too many stacks or call-graph nodes to pack ({len(comps)}, {n_nodes})")
-    mask = (np.int64(1) << b) - 1
-    once = _unique((sid << b) | node)  # sorted: stack by stack, each node once per stack
-    inclusive = np.bincount(once & mask, secs[once >> b], minlength=n_nodes)
-    last = np.flatnonzero(np.r_[sid[1:] != sid[:-1], True])
-    self_s = np.bincount(node[last], secs[sid[last]], minlength=n_nodes)
-    same = (sid[1:] == sid[:-1]) & (node[1:] != node[:-1])
-    pairs = _unique((sid[:-1][same] << (2 * b)) | (node[:-1][same] << b) | node[1:][same])  # once per stack
-    edge = pairs & ((np.int64(1) << (2 * b)) - 1)
-    if not len(edge):
-        return inclusive.tolist(), self_s.tolist(), {}
-    order = np.argsort(edge, kind="stable")
-    ordered = edge[order]
-    first = np.r_[True, ordered[1:] != ordered[:-1]]
-    at = np.empty(len(edge), dtype=np.int64)
-    at[order] = np.cumsum(first) - 1  # each pair's edge, the pairs still in stack order
-    sums = np.bincount(at, secs[pairs >> (2 * b)], minlength=int(first.sum()))
-    bits = int(b)
-    edges = {(e >> bits, e & int(mask)): x for e, x in zip(ordered[first].tolist(), sums.tolist(), strict=True)}
+    if _CHUNK.bit_length() + 2 * int(b) > 62:
+        raise ValueError(f"too many call-graph nodes to pack ({n_nodes})")
+    nid_of = np.asarray(fn_nid, dtype=np.int64)
+    for start in range(0, len(comps), _CHUNK):
+        part = comps[start:start + _CHUNK]
+        lengths = np.fromiter(map(len, part), dtype=np.int64, count=len(part))
+        flat = np.fromiter(itertools.chain.from_iterable(part), dtype=np.int64, count=int(lengths.sum()))
+        node = nid_of[flat]
+        sid = np.repeat(np.arange(len(part), dtype=np.int64), lengths)  # the stack, within this pass
+        secs = np.asarray(seconds[start:start + _CHUNK], dtype=np.float64)
+        if collapse:  # adjacent frames of one node merge
+            keep = np.ones(len(node), dtype=bool)
+            keep[1:] = (node[1:] != node[:-1]) | (sid[1:] != sid[:-1])
+            node, sid = node[keep], sid[keep]
+        if not len(node):
+            continue
+        once = _unique((sid << b) | node)  # sorted: stack by stack, each node once per stack
+        np.add.at(inclusive, once & ((np.int64(1) << b) - 1), secs[once >> b])
+        last = np.flatnonzero(np.r_[sid[1:] != sid[:-1], True])
+        np.add.at(self_s, node[last], secs[sid[last]])
+        same = (sid[1:] == sid[:-1]) & (node[1:] != node[:-1])
+        pairs = _unique((sid[:-1][same] << (2 * b)) | (node[:-1][same] << b) | node[1:][same])  # once per stack
+        if not len(pairs):
+            continue
+        edge = pairs & ((np.int64(1) << (2 * b)) - 1)
+        distinct, at = _inverse(edge)
+        new = [e for e in distinct.tolist() if e not in edge_ids]
+        for e in new:
+            edge_ids[e] = len(edge_ids)
+        if new:
+            edge_s = np.concatenate([edge_s, np.zeros(len(new), dtype=np.float64)])
+        gid = np.fromiter((edge_ids[e] for e in distinct.tolist()), dtype=np.int64, count=len(distinct))
+        np.add.at(edge_s, gid[at], secs[pairs >> (2 * b)])
+    bits, mask = int(b), (1 << int(b)) - 1
+    sums = edge_s.tolist()
+    edges = {(e >> bits, e & mask): sums[i] for e, i in edge_ids.items()}
     return inclusive.tolist(), self_s.tolist(), edges
+
+
+def _inverse(a: Any) -> tuple[Any, Any]:
+    """``np.unique(a, return_inverse=True)`` by sorting (see ``_unique``)."""
+    import numpy as np
+
+    order = np.argsort(a, kind="stable")
+    ordered = a[order]
+    first = np.r_[True, ordered[1:] != ordered[:-1]]
+    at = np.empty(len(a), dtype=np.int64)
+    at[order] = np.cumsum(first) - 1
+    return ordered[first], at
 
 
 def _unique(a: Any) -> Any:
