@@ -2,10 +2,12 @@
 """Byte-for-byte check that two dynaprof trees write the same outputs from the same saved sessions.
 
     python scripts/compare_outputs.py TREE_A TREE_B [--work DIR] [--trace LOG ...] [--ranks DIR ...]
+                                      [--synthetic SCALE]
 
 1. Inputs, made once with TREE_A (kept in ``WORK/inputs`` and reused by later calls):
    ``dynaprof run samples/parametrized_linear.py`` on the ``eager`` and ``aot_eager`` backends
-   (``--both --repeat 2``, so restarts, recompiles and samples are there).
+   (``--both --repeat 2``, so restarts, recompiles and samples are there); with ``--synthetic``,
+   the benchmark's big synthetic session too.
 2. Each tree in turn (``PYTHONPATH=TREE python -m dynaprof ...``), every output kind:
    ``report`` of each run folder re-rendered in place (a copy), ``report --exports gzip -o`` and
    ``--exports plain -o``, ``report`` of each TORCH_TRACE log given (``--trace``: never copied into
@@ -61,8 +63,31 @@ def make_inputs(tree: Path, inputs: Path) -> list[Path]:
     return runs
 
 
-def render_all(tree: Path, runs: list[Path], traces: list[Path], ranks: list[Path], current: Path) -> None:
-    """Every output kind, rendered by ``tree`` under ``current``."""
+def make_synthetic(tree: Path, inputs: Path, scale: float) -> Path:
+    """The benchmark's synthetic session (``benchmarks/bench_scale.py``: 10,000 frames and a
+    million samples at scale 1), saved once."""
+    out = inputs / f"synthetic-{scale:g}"
+    if not (out / "session.json").is_file():
+        print(f"making {out.name} with {tree}", file=sys.stderr)
+        code = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1] + '/benchmarks'); "
+                "from bench_scale import synthetic_session; "
+                "from dynaprof.analysis.attribution import apply_attribution; "
+                "from dynaprof.model.store import save_session; "
+                "s = synthetic_session(int(10000 * float(sys.argv[2])), int(1000000 * float(sys.argv[2]))); "
+                "apply_attribution(s); Path(sys.argv[3]).mkdir(parents=True, exist_ok=True); "
+                "save_session(s, Path(sys.argv[3]))")
+        subprocess.run([sys.executable, "-c", code, str(tree), str(scale), str(out)], check=True,
+                       env={**os.environ, "PYTHONPATH": str(tree)})
+    return out
+
+
+def render_all(tree: Path, runs: list[Path], traces: list[Path], ranks: list[Path], current: Path,
+               extra: list[Path]) -> None:
+    """Every output kind, rendered by ``tree`` under ``current`` (``extra``: saved sessions
+    re-rendered in place only)."""
+    for run in extra:
+        shutil.copytree(run, current / run.name)
+        dynaprof(tree, ["report", "-q", str(current / run.name)], current)
     for run in runs:
         dest = current / run.name
         shutil.copytree(run, dest)
@@ -114,10 +139,13 @@ def main() -> int:
                     help="a TORCH_TRACE log to import with each tree (repeatable)")
     ap.add_argument("--ranks", type=Path, action="append", default=[], metavar="DIR",
                     help="a folder of per-rank TORCH_TRACE logs (repeatable)")
+    ap.add_argument("--synthetic", type=float, metavar="SCALE",
+                    help="also the benchmark's synthetic session at SCALE (1.0: 10,000 frames, 1M samples)")
     args = ap.parse_args()
     trees = [args.tree_a.resolve(), args.tree_b.resolve()]
     work = args.work.resolve()
     runs = make_inputs(trees[0], work / "inputs")
+    extra = [make_synthetic(trees[0], work / "inputs", args.synthetic)] if args.synthetic else []
     traces = [t.resolve() for t in args.trace]
     ranks = [r.resolve() for r in args.ranks]
     current = work / "current"
@@ -126,7 +154,7 @@ def main() -> int:
         shutil.rmtree(work / label, ignore_errors=True)
         current.mkdir(parents=True)
         print(f"rendering with {label} = {tree}", file=sys.stderr)
-        render_all(tree, runs, traces, ranks, current)
+        render_all(tree, runs, traces, ranks, current, extra)
         current.rename(work / label)
     differ, containers = differences(work / "A", work / "B")
     n = len(files(work / "A"))
