@@ -241,11 +241,9 @@ class Profile:
             if self.render:
                 self.written, self.notes = write_run_folder(session, run_dir, options, progress=info)
             else:  # session.json only: with its derived data, as write_run_folder stores it
-                from dynaprof.analysis.attribution import apply_attribution
-                from dynaprof.model.store import save_session
+                from dynaprof.run_folder.writer import write_session_only
 
-                apply_attribution(session)
-                self.written, self.notes = [save_session(session, run_dir)], []
+                self.written, self.notes = write_session_only(session, run_dir), []
         except DynaprofError as e:  # the program goes on; the journal is kept for `dynaprof report`
             sys.stderr.write(f"dynaprof: error: {e.message}; the capture journal is kept: re-run "
                              f"`dynaprof report {run_dir}` once there is space\n")

@@ -243,6 +243,13 @@ def derived_data(session: Session) -> tuple[object, ...]:
     return session.attribution, session.axes, [(f.attribution, f.axes) for f in session.frames]
 
 
+def write_session_only(session: Session, out_dir: Path) -> list[Path]:
+    """Derive (``apply_attribution``) and write session.json alone, as :func:`write_run_folder`
+    would store it (``dynaprof.profile(render=False)``)."""
+    apply_attribution(session)
+    return [save_session(session, out_dir)]
+
+
 def write_run_folder(
     session: Session,
     out_dir: Path,
