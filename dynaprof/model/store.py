@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import os
 import tempfile
@@ -13,7 +14,7 @@ from typing import Any
 
 from dynaprof.errors import DynaprofError, SessionError
 from dynaprof.model.codec import DecodeError, from_json, to_json
-from dynaprof.model.session import AXES_KEYS, SCHEMA_VERSION, Session
+from dynaprof.model.session import AXES_KEYS, SCHEMA_VERSION, Session, Stack
 
 SESSION_FILE = "session.json"
 #: rank folders inside a multi-rank run folder: rank-0, rank-1, ...
@@ -162,10 +163,27 @@ def _session_from_text(text: str, where: str) -> Session:
     return session
 
 
+def _in_range(stacks: list[Stack], n: int) -> bool:
+    """Whether every stack's function indices are in range (compiler and traced: 0 .. n-1;
+    spans and cause: -1 .. n-1), by min and max over them all (no list is made)."""
+    chain = itertools.chain.from_iterable
+
+    def funcs() -> Iterator[int]:
+        return itertools.chain(chain(st.compiler for st in stacks), chain(st.traced for st in stacks))
+
+    def marks() -> Iterator[int]:
+        return itertools.chain(chain(st.spans for st in stacks), (st.cause for st in stacks))
+
+    return min(funcs(), default=0) >= 0 and max(funcs(), default=0) < n and min(marks(), default=0) >= -1 \
+        and max(marks(), default=-1) < n
+
+
 def _check_references(session: Session, where: str) -> None:
     """Indices into the function table must be in range, or renderers would crash later."""
     n = len(session.functions)
     stacks = session.samples.stacks if session.samples else []
+    if _in_range(stacks, n):  # the usual case, checked at C speed; else the loop below names the stack
+        stacks = []
     for i, st in enumerate(stacks):
         for idx in (*st.compiler, *st.traced):
             if not 0 <= idx < n:

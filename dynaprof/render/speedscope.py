@@ -125,7 +125,7 @@ def speedscope_document(
     if session.inline_profile:
         tree = build_tree(session, "inline", derived=d)
         profiles.append(_profile(f"all compiles: {_VIEW_NAMES['inline']}", *_tree_samples(tree, frames)))
-    keys = frames_with_samples(session, max_frames)
+    keys = frames_with_samples(session, max_frames, d)
     if len(keys) > 1:
         for key in keys:
             label = clean_text(root_label(session, key).name)
