@@ -11,6 +11,8 @@ process's peak RSS and the sampled proportional set size of all the report's pro
     .venv/bin/python benchmarks/bench_scale.py            # all sizes, Markdown table
     .venv/bin/python benchmarks/bench_scale.py --one 1.0  # one case (used by the driver)
     .venv/bin/python benchmarks/bench_scale.py --seed 3   # render cost after the script, seed case
+    .venv/bin/python benchmarks/bench_scale.py --baseline-tree ../main-worktree --rounds 3
+                                                          # this tree against another, side by side
 
 ``--seed N`` runs ``dynaprof run samples/parametrized_linear.py --both --repeat 3`` N times and
 reports, per run, the process wall, the script's own wall (the child, from session.json) and the
@@ -22,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
-import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -109,39 +113,88 @@ def _tree_pss_kib(pid: int) -> int:
     return total
 
 
-def one(scale: float) -> dict[str, object]:
-    """Save a synthetic session, then time ``dynaprof report`` on it in a fresh process: load,
-    attribution, every renderer and the atomic writes, as a user would run it."""
+def report_once(folder: Path, tree: Path = ROOT) -> dict[str, float]:
+    """``dynaprof report -q folder`` with the code of ``tree``, in a fresh process: wall time, the
+    CPU time of the process and its waited-for children, and peak memory (MiB): the larger of the
+    process' peak RSS and the sampled proportional set size of all its processes together."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "dynaprof", "report", "-q", str(folder)], cwd=tree, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    tree_peak = 0
+    while True:  # every process of the report (Graphviz, a DYNAPROF_JOBS=2 worker)
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        tree_peak = max(tree_peak, _tree_pss_kib(proc.pid))
+        time.sleep(0.02)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise SystemExit(f"{tree}: dynaprof report exited {proc.returncode}: {err}")
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "peak_mib": max(usage.ru_maxrss, tree_peak) / 1024}
+
+
+def saved_case(scale: float, out: Path) -> int:
+    """Write the synthetic session of ``scale`` (10,000 frames x ``scale``) to ``out``; its stacks."""
     from dynaprof.analysis.attribution import apply_attribution
     from dynaprof.model.store import save_session
 
-    frames, samples = int(10_000 * scale), int(1_000_000 * scale)
-    session = synthetic_session(frames, samples)
+    session = synthetic_session(int(10_000 * scale), int(1_000_000 * scale))
     apply_attribution(session)
-    stacks = len(session.samples.stacks) if session.samples else 0
+    save_session(session, out)
+    return len(session.samples.stacks) if session.samples else 0
+
+
+def one(scale: float) -> dict[str, object]:
+    """Save a synthetic session, then time ``dynaprof report`` on it in a fresh process: load,
+    attribution, every renderer and the atomic writes, as a user would run it."""
+    frames, samples = int(10_000 * scale), int(1_000_000 * scale)
     with tempfile.TemporaryDirectory() as d:
         out = Path(d)
-        save_session(session, out)
-        del session
-        t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "dynaprof", "report", "-q", str(out)], cwd=ROOT,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        tree_peak = 0
-        while proc.poll() is None:  # every process of the report (Graphviz, a DYNAPROF_JOBS=2 worker)
-            tree_peak = max(tree_peak, _tree_pss_kib(proc.pid))
-            time.sleep(0.02)
-        wall = time.perf_counter() - t0
-        _, err = proc.communicate()
-        if proc.returncode != 0:
-            raise SystemExit(err)
+        stacks = saved_case(scale, out)
+        measured = report_once(out)
         sizes = {str(p.relative_to(out)): p.stat().st_size for p in out.rglob("*") if p.is_file()}
-    # the largest process exactly (ru_maxrss), or all of them together as sampled, whichever is more
-    peak = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, tree_peak) / 1024
-    return {"scale": scale, "frames": frames, "samples": samples, "stacks": stacks, "report_s": round(wall, 1),
-            "peak_mib": round(peak), "session_mb": round(sizes.get("session.json", 0) / 1e6, 1),
+    return {"scale": scale, "frames": frames, "samples": samples, "stacks": stacks,
+            "report_s": round(measured["wall_s"], 1), "peak_mib": round(measured["peak_mib"]),
+            "session_mb": round(sizes.get("session.json", 0) / 1e6, 1),
             "flame_mb": round(sizes.get("flame-compiler.svg", 0) / 1e6, 2),
             "html_mb": round(sizes.get("report.html", 0) / 1e6, 2),
             "total_mb": round(sum(sizes.values()) / 1e6, 1)}
+
+
+def side_by_side(scale: float, baseline: Path, rounds: int) -> None:
+    """``dynaprof report`` on one saved session with this tree and with ``baseline`` (e.g. a
+    ``git worktree`` of main), alternating which goes first, each on a fresh copy of the folder
+    (so neither finds the other's outputs); one line per run, then the medians and their ratio."""
+    trees = {"this tree": ROOT, "baseline": baseline.resolve()}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    with tempfile.TemporaryDirectory() as d:
+        saved = Path(d) / "saved"
+        saved.mkdir()
+        stacks = saved_case(scale, saved)
+        print(f"{int(10_000 * scale):,} frames, {int(1_000_000 * scale):,} samples, {stacks:,} stacks", file=sys.stderr)
+        for r in range(rounds):
+            order = list(trees) if r % 2 == 0 else list(reversed(trees))
+            for name in order:
+                folder = Path(d) / f"run-{r}-{name.replace(' ', '-')}"
+                shutil.copytree(saved, folder)
+                m = report_once(folder, trees[name])
+                runs[name].append(m)
+                print(f"round {r + 1} {name}: {m['wall_s']:.1f} s wall, {m['cpu_s']:.1f} s CPU, "
+                      f"{m['peak_mib']:.0f} MiB", file=sys.stderr)
+                shutil.rmtree(folder)
+    med = {name: {k: statistics.median(m[k] for m in ms) for k in ms[0]} for name, ms in runs.items()}
+    print("| tree | `dynaprof report` wall (median) | CPU (median) | peak memory (median) | runs |")
+    print("|---|---|---|---|---|")
+    for name, m in med.items():
+        walls = ", ".join(f"{x['wall_s']:.1f}" for x in runs[name])
+        print(f"| {name} | {m['wall_s']:.1f} s | {m['cpu_s']:.1f} s | {m['peak_mib']:.0f} MiB | {walls} s |")
+    print(f"\nbaseline / this tree: wall {med['baseline']['wall_s'] / med['this tree']['wall_s']:.2f}x, "
+          f"CPU {med['baseline']['cpu_s'] / med['this tree']['cpu_s']:.2f}x")
 
 
 def seed(rounds: int) -> None:
@@ -173,7 +226,14 @@ def main() -> None:
     ap.add_argument("--one", type=float, help="run one scale in this process and print JSON")
     ap.add_argument("--scales", default="0.125,0.25,0.5,1.0")
     ap.add_argument("--seed", type=int, metavar="N", help="time N seed-case runs instead (see above)")
+    ap.add_argument("--baseline-tree", type=Path, metavar="DIR",
+                    help="time this tree and DIR (another checkout) side by side on one saved session")
+    ap.add_argument("--scale", type=float, default=1.0, help="with --baseline-tree: the case (default 1.0)")
+    ap.add_argument("--rounds", type=int, default=3, help="with --baseline-tree: runs of each tree (default 3)")
     args = ap.parse_args()
+    if args.baseline_tree is not None:
+        side_by_side(args.scale, args.baseline_tree, args.rounds)
+        return
     if args.seed is not None:
         seed(args.seed)
         return

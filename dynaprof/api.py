@@ -210,9 +210,10 @@ class Profile:
     def _finish(self, reason: str) -> Session:
         from dynaprof.capture.core import IN_PROCESS
         from dynaprof.capture.journal import read_journal
-        from dynaprof.cli.outputs import render_outputs
+        from dynaprof.cli.common import info
         from dynaprof.ingest.assemble import ParentFacts, assemble
         from dynaprof.render.base import RenderOptions
+        from dynaprof.run_folder.writer import write_run_folder
 
         cap, run_dir = self._capture, self.run_dir
         assert cap is not None and run_dir is not None
@@ -238,13 +239,11 @@ class Profile:
         options = RenderOptions(max_rows=self.max_rows, exports=self.exports)
         try:
             if self.render:
-                self.written, self.notes = render_outputs(session, run_dir, options)
-            else:  # session.json only: with its derived data, as render_outputs stores it
-                from dynaprof.analysis.attribution import apply_attribution
-                from dynaprof.model.store import save_session
+                self.written, self.notes = write_run_folder(session, run_dir, options, progress=info)
+            else:  # session.json only: with its derived data, as write_run_folder stores it
+                from dynaprof.run_folder.writer import write_session_only
 
-                apply_attribution(session)
-                self.written, self.notes = [save_session(session, run_dir)], []
+                self.written, self.notes = write_session_only(session, run_dir), []
         except DynaprofError as e:  # the program goes on; the journal is kept for `dynaprof report`
             sys.stderr.write(f"dynaprof: error: {e.message}; the capture journal is kept: re-run "
                              f"`dynaprof report {run_dir}` once there is space\n")

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from dynaprof.analysis.cache_summary import WARM_WARNING, cache_line, counts_text
 from dynaprof.ingest.assemble import ParentFacts, assemble
 from dynaprof.ingest.trace_to_session import import_torch_trace
-from dynaprof.model.cache import CacheTally, cache_line, cache_totals, marker
+from dynaprof.model.cache import CacheTally, cache_totals, marker
 from dynaprof.model.session import CacheStats
 from dynaprof.model.store import load_session, session_from_text, session_to_text
 from dynaprof.render.markdown import summary_markdown
@@ -24,6 +25,15 @@ from tests.helpers import JOURNAL, TID, unwrap
 DATA = Path(__file__).resolve().parent / "data" / "torch_trace"
 
 
+
+
+def test_the_counts_in_words_and_the_warm_warning_apart() -> None:
+    warm = {"fx_graph": CacheStats(hits=2, misses=1, time_saved_s=0.5), "aot_autograd": CacheStats(bypasses=1)}
+    cold = {"fx_graph": CacheStats(misses=1)}
+    assert counts_text(warm) == "FX graph cache: 2 hits, 1 miss (saved 0.50 s); AOTAutograd cache: 1 bypass"
+    assert cache_line(warm) == f"{counts_text(warm)}: {WARM_WARNING}"
+    assert cache_line(cold) == counts_text(cold) == "FX graph cache: 1 miss"
+    assert counts_text({}) is None and cache_line({}) is None
 
 
 def test_marker_names() -> None:

@@ -303,3 +303,52 @@ def test_goldens_render_with_dot() -> None:
         if path.exists():
             out = subprocess.run(["dot", "-Tsvg", str(path)], capture_output=True, timeout=60, check=False)
             assert out.returncode == 0, out.stderr
+
+
+def _looped_sums(s: Any, collapse: bool) -> tuple[dict[str, float], dict[str, float], dict[tuple[str, str], float]]:
+    """The sampled graph's seconds by a plain loop over the stacks, in stack order (what the
+    numpy sums must equal to the last bit)."""
+    g = cgm.graph_from_samples(s, collapse=collapse, fold=False)  # for the node names only
+    name_of = {}
+    for f_index, f in enumerate(s.functions):
+        node = cgm._grouper(collapse)(f.filename, f.name, f.lineno)[0]
+        name_of[f_index] = node
+    inclusive: dict[str, float] = {}
+    self_s: dict[str, float] = {}
+    edges: dict[tuple[str, str], float] = {}
+    for st in s.samples.stacks:
+        path = [name_of[i] for i in st.compiler]
+        if collapse:
+            path = [n for n, prev in zip(path, [None, *path], strict=False) if n != prev]
+        if not path:
+            continue
+        for n in set(path):
+            inclusive[n] = inclusive.get(n, 0.0) + st.seconds
+        self_s[path[-1]] = self_s.get(path[-1], 0.0) + st.seconds
+        for e in set(itertools.pairwise(path)):
+            if e[0] != e[1]:
+                edges[e] = edges.get(e, 0.0) + st.seconds
+    assert set(inclusive) == set(g.nodes)
+    return inclusive, self_s, edges
+
+
+@pytest.mark.parametrize("collapse", [False, True])
+def test_sampled_sums_equal_a_loop_over_the_stacks_to_the_last_bit(collapse: bool) -> None:
+    import random
+
+    from dynaprof.model.session import Stack
+    from tests.factories import frame, make_session
+
+    rng = random.Random(7)
+    files = [CF, SC, UD, FN, BU, GU]
+    fns = [FunctionRef(f"f{i}", files[i % len(files)], 10 + i, "python") for i in range(40)]
+    stacks = []
+    for k in range(3000):  # recursion (repeated functions), empty stacks, uneven seconds
+        comp = [rng.randrange(len(fns)) for _ in range(rng.randint(0, 30))]
+        stacks.append(Stack("0/0", 0, 1, comp, [], 1, rng.random() / (1 + k % 7)))
+    s = make_session([frame("0/0")], stacks, fns)
+    g = cgm.graph_from_samples(s, collapse=collapse, fold=False)
+    inclusive, self_s, edges = _looped_sums(s, collapse)
+    assert {n: g.nodes[n]["inclusive_s"] for n in g} == inclusive
+    assert {n: g.nodes[n]["self_s"] for n in g if g.nodes[n]["self_s"]} == self_s
+    assert {(u, v): d["seconds"] for u, v, d in g.edges(data=True)} == edges

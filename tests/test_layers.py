@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "dynaprof"
 
 #: layer -> the layers it may import (besides itself and the leaves below)
 ALLOWED: dict[str, frozenset[str]] = {
-    "cli": frozenset({"render", "analysis", "ingest", "capture", "model"}),
+    "cli": frozenset({"run_folder", "render", "analysis", "ingest", "capture", "model"}),
+    "run_folder": frozenset({"render", "analysis", "ingest", "model"}),
     "render": frozenset({"analysis", "model"}),
     "analysis": frozenset({"model"}),
     "ingest": frozenset({"model"}),

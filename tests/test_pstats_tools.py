@@ -12,6 +12,8 @@ import pytest
 
 from dynaprof.analysis import pstats_tools as pt
 from dynaprof.errors import DynaprofError
+from dynaprof.ingest.prof_files import load_table
+from dynaprof.run_folder import prof_files
 from tests.helpers import CF, MOD, SC, dynamo_like, edge
 
 
@@ -34,7 +36,7 @@ def real_table() -> pt.PStatsTable:
 
 def test_round_trip_through_pstats(tmp_path: Path) -> None:
     table = real_table()
-    path = pt.save_table(table, tmp_path / "x.prof")
+    path = prof_files.save_table(table, tmp_path / "x.prof")
     st = pstats.Stats(str(path))
     loaded = st.stats  # type: ignore[attr-defined]
     assert set(loaded) == set(table)
@@ -46,7 +48,7 @@ def test_round_trip_through_pstats(tmp_path: Path) -> None:
     fib = next(k for k in table if k[2] == "_fib")
     assert loaded[fib][1] > loaded[fib][0]  # recursion: total calls > primitive calls
     assert st.total_calls == sum(v[1] for v in table.values())  # type: ignore[attr-defined]
-    assert pt.load_table(path) == {k: (*v[:4], dict(v[4])) for k, v in table.items()}
+    assert load_table(path) == {k: (*v[:4], dict(v[4])) for k, v in table.items()}
 
 
 def test_same_bytes_as_cprofile_writes(tmp_path: Path) -> None:
@@ -55,7 +57,7 @@ def test_same_bytes_as_cprofile_writes(tmp_path: Path) -> None:
     _work()
     prof.disable()
     prof.dump_stats(str(tmp_path / "c.prof"))
-    table = pt.load_table(tmp_path / "c.prof")
+    table = load_table(tmp_path / "c.prof")
     assert marshal.loads(pt.table_bytes(table)) == marshal.loads((tmp_path / "c.prof").read_bytes())
     assert pt.table_bytes(table) == pt.table_bytes(dict(reversed(list(table.items()))))  # deterministic
 
@@ -65,19 +67,19 @@ def test_corrupt_file_names_the_path(tmp_path: Path, content: bytes) -> None:
     bad = tmp_path / "bad.prof"
     bad.write_bytes(content)
     with pytest.raises(DynaprofError) as e:
-        pt.load_table(bad)
+        load_table(bad)
     assert str(bad) in e.value.message and e.value.exit_code == 2
 
 
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(DynaprofError, match="no such cProfile file"):
-        pt.load_table(tmp_path / "nope.prof")
+        load_table(tmp_path / "nope.prof")
 
 
 def test_merge_matches_pstats_add(tmp_path: Path) -> None:
     a, b = real_table(), real_table()
-    pt.save_table(a, tmp_path / "a.prof")
-    pt.save_table(b, tmp_path / "b.prof")
+    prof_files.save_table(a, tmp_path / "a.prof")
+    prof_files.save_table(b, tmp_path / "b.prof")
     ref = pstats.Stats(str(tmp_path / "a.prof"), str(tmp_path / "b.prof")).stats  # type: ignore[attr-defined]
     merged = pt.merge_tables([a, b])
     assert set(merged) == set(ref)
@@ -126,9 +128,9 @@ def test_reshape_joins_several_roots() -> None:
 
 
 def test_write_snakeviz_profile_keeps_original(tmp_path: Path) -> None:
-    src = pt.save_table(dynamo_like(), tmp_path / "run.prof")
+    src = prof_files.save_table(dynamo_like(), tmp_path / "run.prof")
     before = src.read_bytes()
-    out = pt.write_snakeviz_profile(src)
+    out = prof_files.write_snakeviz_profile(src)
     assert out == tmp_path / "run.snakeviz.prof"
     assert src.read_bytes() == before
     st = pstats.Stats(str(out))

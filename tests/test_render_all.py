@@ -1,7 +1,7 @@
 """Every registered renderer over odd sessions: no crash, and the same bytes every time.
 
 Each session is loaded from the same JSON text twice and rendered into two folders the way
-``dynaprof report`` does (``cli.outputs.render_outputs``: attribution, then every renderer in the
+``dynaprof report`` does (``run_folder.writer.write_run_folder``: attribution, then every renderer in the
 registry, gzip exports); the two folders must hold the same files with the same bytes.
 """
 
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from dynaprof.cli import outputs
 from dynaprof.model import GraphBreak, PropertyTrace, Session, Stack
 from dynaprof.model.store import session_from_text, session_to_text
 from dynaprof.render.base import RenderOptions
 from dynaprof.render.registry import RENDERERS
+from dynaprof.run_folder import writer
 from tests.factories import DYN, SP, FunctionTable, frame, make_session, seed_session
 
 DATA = Path(__file__).resolve().parent / "data" / "sessions"
@@ -85,7 +85,7 @@ def _render_twice(tmp_path: Path, make: Callable[[], Session]) -> dict[str, byte
     trees = []
     for side in ("a", "b"):
         out = tmp_path / side
-        written, notes = outputs.render_outputs(session_from_text(text), out, RenderOptions(exports="gzip"))
+        written, notes = writer.write_run_folder(session_from_text(text), out, RenderOptions(exports="gzip"))
         assert not [n for n in notes if n.startswith("could not render")], notes
         assert sorted(written) == sorted(p for p in out.rglob("*") if p.is_file())
         trees.append(_tree(out))
@@ -123,9 +123,9 @@ def test_a_million_samples_render_deterministically(tmp_path: Path) -> None:
 
 
 def test_every_registered_renderer_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """What the cases above exercise: ``render_outputs`` runs each renderer of the registry."""
+    """What the cases above exercise: ``write_run_folder`` runs each renderer of the registry."""
     ran: list[str] = []
-    real_renderer, real_starter = outputs.get_renderer, outputs.get_starter
+    real_renderer, real_starter = writer.get_renderer, writer.get_starter
 
     def renderer(name: str):  # type: ignore[no-untyped-def]
         ran.append(name)
@@ -137,7 +137,7 @@ def test_every_registered_renderer_runs(tmp_path: Path, monkeypatch: pytest.Monk
             ran.append(name)
         return found
 
-    monkeypatch.setattr(outputs, "get_renderer", renderer)
-    monkeypatch.setattr(outputs, "get_starter", starter)
-    outputs.render_outputs(hostile(), tmp_path, RenderOptions(exports="gzip"))
+    monkeypatch.setattr(writer, "get_renderer", renderer)
+    monkeypatch.setattr(writer, "get_starter", starter)
+    writer.write_run_folder(hostile(), tmp_path, RenderOptions(exports="gzip"))
     assert sorted(set(ran)) == sorted(RENDERERS)

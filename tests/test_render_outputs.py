@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from dynaprof.cli import outputs
 from dynaprof.model import FunctionRef, Stack
 from dynaprof.render.base import Deferred, RenderContext, RenderOptions
 from dynaprof.render.folded import folded_text, render_folded
 from dynaprof.render.speedscope import render_speedscope
+from dynaprof.run_folder import writer
 
 from .factories import frame, make_session, seed_session
 
@@ -96,7 +96,7 @@ def test_folded_lines_sort_as_their_text(names: list[str]) -> None:
 def _render(tmp: Path, name: str, opts: RenderOptions) -> tuple[dict[str, bytes], list[str]]:
     out = tmp / name
     out.mkdir()
-    written, notes = outputs.render_outputs(seed_session(), out, opts)
+    written, notes = writer.write_run_folder(seed_session(), out, opts)
     assert sorted(written) == sorted(p for p in out.rglob("*") if p.is_file())
     return _tree(out), notes
 
@@ -108,8 +108,8 @@ def test_second_process_renders_the_same_files_and_notes(tmp_path: Path, monkeyp
     monkeypatch.setenv("DYNAPROF_JOBS", "1")
     serial, serial_notes = _render(tmp_path, "serial", opts)
     monkeypatch.setenv("DYNAPROF_JOBS", "2")
-    monkeypatch.setattr(outputs, "PARALLEL_MIN_FRAMES", 0)
-    assert outputs._parallel_names(RenderContext(seed_session(), opts), ["folded", "callgraph", "html"])
+    monkeypatch.setattr(writer, "PARALLEL_MIN_FRAMES", 0)
+    assert writer._parallel_names(RenderContext(seed_session(), opts), ["folded", "callgraph", "html"])
     parallel, parallel_notes = _render(tmp_path, "parallel", opts)
     assert parallel == serial and parallel_notes == serial_notes
     assert any("callgraph.svg not made" in n for n in serial_notes)
@@ -122,16 +122,16 @@ def test_a_dead_worker_costs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("DYNAPROF_JOBS", "1")
     serial, _ = _render(tmp_path, "serial", opts)
     monkeypatch.setenv("DYNAPROF_JOBS", "2")
-    monkeypatch.setattr(outputs, "PARALLEL_MIN_FRAMES", 0)
+    monkeypatch.setattr(writer, "PARALLEL_MIN_FRAMES", 0)
     parent = os.getpid()
-    real = outputs.get_renderer
+    real = writer.get_renderer
 
     def dying(name: str):  # type: ignore[no-untyped-def]
         if name == "folded" and os.getpid() != parent:
             os._exit(9)  # the worker dies mid-way: this process renders its part
         return real(name)
 
-    monkeypatch.setattr(outputs, "get_renderer", dying)
+    monkeypatch.setattr(writer, "get_renderer", dying)
     again, _ = _render(tmp_path, "parallel", opts)
     assert again == serial
 
@@ -139,13 +139,13 @@ def test_a_dead_worker_costs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_a_re_render_drops_the_other_form_of_each_export(tmp_path: Path) -> None:
     out = tmp_path / "run"
     out.mkdir()
-    outputs.render_outputs(seed_session(), out, RenderOptions(exports="plain"))
+    writer.write_run_folder(seed_session(), out, RenderOptions(exports="plain"))
     assert (out / "speedscope.json").exists() and (out / "stacks-compiler.folded").exists()
-    outputs.render_outputs(seed_session(), out, RenderOptions(exports="gzip"))
+    writer.write_run_folder(seed_session(), out, RenderOptions(exports="gzip"))
     names = {p.name for p in out.iterdir()}
     assert {"speedscope.json.gz", "stacks-compiler.folded.gz", "stacks-traced.folded.gz"} <= names
     assert not names & {"speedscope.json", "stacks-compiler.folded", "stacks-traced.folded"}
-    outputs.render_outputs(seed_session(), out, RenderOptions(exports="none"))  # leaves them be
+    writer.write_run_folder(seed_session(), out, RenderOptions(exports="none"))  # leaves them be
     assert "speedscope.json.gz" in {p.name for p in out.iterdir()}
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from dynaprof.cli import outputs
 from dynaprof.render.base import RenderContext, RenderOptions
 from dynaprof.render.files import CALLGRAPH_SVG, LINKED, REPORT_HTML, flamegraph_file
 from dynaprof.render.registry import RENDERERS, REPORTS, render_all
+from dynaprof.run_folder import writer
 from tests.factories import seed_session
 
 
@@ -21,7 +21,7 @@ def _links(summary: str) -> set[str]:
 def test_no_callgraph_link_without_dot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no Graphviz: callgraph.svg is not made
     out = tmp_path / "run"
-    _, notes = outputs.render_outputs(seed_session(), out, RenderOptions(exports="none"))
+    _, notes = writer.write_run_folder(seed_session(), out, RenderOptions(exports="none"))
     assert not (out / CALLGRAPH_SVG).exists() and any("callgraph.svg not made" in n for n in notes)
     links = _links((out / "summary.md").read_text())
     assert CALLGRAPH_SVG not in links
@@ -32,13 +32,13 @@ def test_no_callgraph_link_without_dot(tmp_path: Path, monkeypatch: pytest.Monke
 @pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz's dot")
 def test_callgraph_link_when_written(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    outputs.render_outputs(seed_session(), out, RenderOptions(exports="none"))
+    writer.write_run_folder(seed_session(), out, RenderOptions(exports="none"))
     links = _links((out / "summary.md").read_text())
     assert CALLGRAPH_SVG in links and all((out / name).is_file() for name in links)
 
 
 def test_a_failed_renderer_is_not_linked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = outputs.get_renderer
+    real = writer.get_renderer
 
     def broken(name: str):  # type: ignore[no-untyped-def]
         if name == "flamegraphs":
@@ -47,9 +47,9 @@ def test_a_failed_renderer_is_not_linked(tmp_path: Path, monkeypatch: pytest.Mon
             return fail
         return real(name)
 
-    monkeypatch.setattr(outputs, "get_renderer", broken)
+    monkeypatch.setattr(writer, "get_renderer", broken)
     out = tmp_path / "run"
-    _, notes = outputs.render_outputs(seed_session(), out, RenderOptions(exports="none"))
+    _, notes = writer.write_run_folder(seed_session(), out, RenderOptions(exports="none"))
     assert any("could not render flamegraphs" in n for n in notes)
     links = _links((out / "summary.md").read_text())
     assert flamegraph_file("compiler") not in links and REPORT_HTML in links

@@ -20,6 +20,8 @@ import pytest
 
 from dynaprof.analysis import pstats_tools as pt
 from dynaprof.cli import main
+from dynaprof.ingest.prof_files import load_table
+from dynaprof.run_folder import prof_files
 from tests.helpers import CHROMIUM, CHROMIUM_ARGS, default_sigint, dynamo_like, playwright
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,7 +91,7 @@ def test_serves_report_on_loopback_and_stops_on_ctrl_c(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("snakeviz") is None, reason="snakeviz not installed")
 def test_snakeviz_answers_and_is_stopped(tmp_path: Path) -> None:
-    pt.save_table(dynamo_like(), tmp_path / "cprofile" / "run.prof")
+    prof_files.save_table(dynamo_like(), tmp_path / "cprofile" / "run.prof")
     proc, url = start_view(str(tmp_path), "--snakeviz")
     port = port_of(url)
     try:
@@ -98,7 +100,7 @@ def test_snakeviz_answers_and_is_stopped(tmp_path: Path) -> None:
             body = r.read()
             assert r.status == 200 and b"sv-error-div" in body and b"_compile" in body
         assert (tmp_path / "cprofile" / "run.prof").exists()  # the original stays
-        root = pt.snakeviz_root(pt.load_table(tmp_path / "cprofile" / "run.snakeviz.prof"))
+        root = pt.snakeviz_root(load_table(tmp_path / "cprofile" / "run.snakeviz.prof"))
         assert root is not None and root[2] == "_compile"
     finally:
         proc.terminate()

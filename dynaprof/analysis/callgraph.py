@@ -25,6 +25,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 
@@ -295,52 +296,44 @@ def graph_from_samples(
 
     fn_nid: list[int] = [-1] * len(fns)  # function index -> node id, once met
     met: set[int] = set()
-    inclusive: list[float] = []
-    self_s: list[float] = []
-    edges: dict[tuple[int, int], float] = {}
-    param_nodes: set[int] = set()
-    param_edges: set[tuple[int, int]] = set()
-    marked: set[int] = set()
-    nid = fn_nid.__getitem__
-    get_edge = edges.get
-    for k in indices:
-        st = stacks[k]
-        comp = st.compiler if paths is None else paths[k]
+    walked: list[int] = []  # the stacks with a compiler stack, in walk order
+    for k in indices:  # node ids in walk order (networkx keeps the order nodes are added in)
+        comp = stacks[k].compiler if paths is None else paths[k]
         if not comp:
             continue
+        walked.append(k)
         if not met.issuperset(comp):  # functions seen for the first time, in walk order
             for i in comp:
                 if i not in met:
                     met.add(i)
                     fn_nid[i] = node_of(i)
-            grow = len(names) - len(inclusive)
-            inclusive.extend([0.0] * grow)
-            self_s.extend([0.0] * grow)
+    inclusive, self_s, edges = _sums(walked, [stacks[k].compiler if paths is None else paths[k] for k in walked],
+                                     [stacks[k].seconds for k in walked], fn_nid, len(names), collapse)
+    param_nodes: set[int] = set()
+    param_edges: set[tuple[int, int]] = set()
+    marked: set[int] = set()
+    nid = fn_nid.__getitem__
+    for k in walked:
+        if cats[k] != "parametrization":
+            continue
+        comp = stacks[k].compiler if paths is None else paths[k]
         path = list(map(nid, comp))
         if collapse:  # adjacent frames of one module merge
             path = [n for n, prev in zip(path, [-1, *path], strict=False) if n != prev]
-        secs = st.seconds
-        for n in set(path):
-            inclusive[n] += secs
-        self_s[path[-1]] += secs
-        for e in set(itertools.pairwise(path)):
-            if e[0] != e[1]:
-                edges[e] = get_edge(e, 0.0) + secs
-        if cats[k] == "parametrization":
-            signature_at = -1
-            if sig_fns:
-                for j, i in enumerate(comp):
-                    if i in sig_fns:
-                        signature_at = j
-                if signature_at >= 0 and collapse:  # its position once adjacent frames merged
-                    signature_at = _collapsed_index(comp, signature_at, fn_nid)
-            end = signature_at if signature_at >= 0 else len(path) - 1
-            for j in range(end + 1):
-                param_nodes.add(path[j])
-                if j and path[j - 1] != path[j]:
-                    param_edges.add((path[j - 1], path[j]))
-            if signature_at >= 0:
-                marked.add(path[signature_at])
+        signature_at = -1
+        if sig_fns:
+            for j, i in enumerate(comp):
+                if i in sig_fns:
+                    signature_at = j
+            if signature_at >= 0 and collapse:  # its position once adjacent frames merged
+                signature_at = _collapsed_index(comp, signature_at, fn_nid)
+        end = signature_at if signature_at >= 0 else len(path) - 1
+        for j in range(end + 1):
+            param_nodes.add(path[j])
+            if j and path[j - 1] != path[j]:
+                param_edges.add((path[j - 1], path[j]))
+        if signature_at >= 0:
+            marked.add(path[signature_at])
     nodes = g.nodes
     for n, secs in enumerate(inclusive):
         if secs:
@@ -356,6 +349,86 @@ def graph_from_samples(
     named = sorted(((names[u], names[v]), secs, (u, v) in param_edges) for (u, v), secs in edges.items())
     g.add_edges_from((u, v, {"calls": None, "seconds": secs, "param_path": p}) for (u, v), secs, p in named)
     return g
+
+
+#: stacks summed per numpy pass: the arrays of one pass stay small (a few MB) whatever the session
+_CHUNK = 8192
+
+
+def _sums(
+    walked: list[int], comps: list[Sequence[int]], seconds: list[float], fn_nid: list[int], n_nodes: int,
+    collapse: bool,
+) -> tuple[list[float], list[float], dict[tuple[int, int], float]]:
+    """Each node's inclusive and self seconds and each edge's seconds over the stacks ``comps``
+    (a node or an edge counts once per stack). Summed with numpy, stack by stack in order, one
+    addition at a time (``np.add.at`` adds in index order, unbuffered): the same figures to the
+    last bit as a loop over the stacks, which a million frames made the slowest part of a big
+    report. A few thousand stacks a pass, so the arrays stay small."""
+    import numpy as np
+
+    inclusive = np.zeros(n_nodes, dtype=np.float64)
+    self_s = np.zeros(n_nodes, dtype=np.float64)
+    edge_ids: dict[int, int] = {}  # caller << b | callee -> index into edge_s
+    edge_s = np.zeros(0, dtype=np.float64)
+    b = np.int64(max(1, (n_nodes - 1).bit_length()))
+    if _CHUNK.bit_length() + 2 * int(b) > 62:
+        raise ValueError(f"too many call-graph nodes to pack ({n_nodes})")
+    nid_of = np.asarray(fn_nid, dtype=np.int64)
+    for start in range(0, len(comps), _CHUNK):
+        part = comps[start:start + _CHUNK]
+        lengths = np.fromiter(map(len, part), dtype=np.int64, count=len(part))
+        flat = np.fromiter(itertools.chain.from_iterable(part), dtype=np.int64, count=int(lengths.sum()))
+        node = nid_of[flat]
+        sid = np.repeat(np.arange(len(part), dtype=np.int64), lengths)  # the stack, within this pass
+        secs = np.asarray(seconds[start:start + _CHUNK], dtype=np.float64)
+        if collapse:  # adjacent frames of one node merge
+            keep = np.ones(len(node), dtype=bool)
+            keep[1:] = (node[1:] != node[:-1]) | (sid[1:] != sid[:-1])
+            node, sid = node[keep], sid[keep]
+        if not len(node):
+            continue
+        once = _unique((sid << b) | node)  # sorted: stack by stack, each node once per stack
+        np.add.at(inclusive, once & ((np.int64(1) << b) - 1), secs[once >> b])
+        last = np.flatnonzero(np.r_[sid[1:] != sid[:-1], True])
+        np.add.at(self_s, node[last], secs[sid[last]])
+        same = (sid[1:] == sid[:-1]) & (node[1:] != node[:-1])
+        pairs = _unique((sid[:-1][same] << (2 * b)) | (node[:-1][same] << b) | node[1:][same])  # once per stack
+        if not len(pairs):
+            continue
+        edge = pairs & ((np.int64(1) << (2 * b)) - 1)
+        distinct, at = _inverse(edge)
+        new = [e for e in distinct.tolist() if e not in edge_ids]
+        for e in new:
+            edge_ids[e] = len(edge_ids)
+        if new:
+            edge_s = np.concatenate([edge_s, np.zeros(len(new), dtype=np.float64)])
+        gid = np.fromiter((edge_ids[e] for e in distinct.tolist()), dtype=np.int64, count=len(distinct))
+        np.add.at(edge_s, gid[at], secs[pairs >> (2 * b)])
+    bits, mask = int(b), (1 << int(b)) - 1
+    sums = edge_s.tolist()
+    edges = {(e >> bits, e & mask): sums[i] for e, i in edge_ids.items()}
+    return inclusive.tolist(), self_s.tolist(), edges
+
+
+def _inverse(a: Any) -> tuple[Any, Any]:
+    """``np.unique(a, return_inverse=True)`` by sorting (see ``_unique``)."""
+    import numpy as np
+
+    order = np.argsort(a, kind="stable")
+    ordered = a[order]
+    first = np.r_[True, ordered[1:] != ordered[:-1]]
+    at = np.empty(len(a), dtype=np.int64)
+    at[order] = np.cumsum(first) - 1
+    return ordered[first], at
+
+
+def _unique(a: Any) -> Any:
+    """The sorted distinct values of an int64 array (``np.unique`` hashes in numpy 2.3 and up: ten
+    times slower than sorting on millions of keys)."""
+    import numpy as np
+
+    a = np.sort(a)
+    return a[np.r_[True, a[1:] != a[:-1]]] if len(a) else a
 
 
 def _collapsed_index(comp: Sequence[int], j: int, fn_nid: list[int]) -> int:

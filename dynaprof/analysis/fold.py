@@ -170,10 +170,18 @@ def folded_stacks(session: Session) -> FoldedStacks:
             wrapped[cf.key] = ((cf.filename, cf.lineno), key_id((w.name, w.filename, w.lineno, FOLD_KIND)))
     unknown = -1
     paths: list[tuple[int, ...]] = []
+    # a stack without a translator run or pass-through frame folds to itself (set checks: C speed)
+    run_set = {i for i, r in enumerate(runs) if r}
+    skip_set = {i for i, k in enumerate(skip) if k}
     for st in session.samples.stacks:
-        if unknown < 0 and any(runs[i] for i in st.compiler):
-            unknown = key_id((UNKNOWN_CALL, "", 0, FOLD_KIND))
-        path = fold_path(st.compiler, st.traced, funcs, runs, interp, skip, ids, unknown)
+        comp = st.compiler
+        if run_set.isdisjoint(comp):
+            path = tuple(comp) if skip_set.isdisjoint(comp) else fold_path(comp, st.traced, funcs, runs, interp, skip,
+                                                                             ids, unknown)
+        else:
+            if unknown < 0:
+                unknown = key_id((UNKNOWN_CALL, "", 0, FOLD_KIND))
+            path = fold_path(comp, st.traced, funcs, runs, interp, skip, ids, unknown)
         wrap = wrapped.get(st.frame) if st.frame is not None else None
         if wrap is not None and st.traced:
             code = funcs[st.traced[0]]

@@ -1,4 +1,5 @@
-"""cProfile statistics: load, merge, save, and reshape them so that snakeviz can draw them.
+"""cProfile statistics: merge them and reshape them so that snakeviz can draw them (pure: the
+``.prof`` files are read by ``ingest.prof_files`` and written by ``run_folder.prof_files``).
 
 A *table* is pstats' raw form (``pstats.Stats(...).stats``, what ``cProfile.Profile.dump_stats``
 marshals): ``(file, line, func) -> (primitive calls, calls, tottime, cumtime, callers)`` where
@@ -22,16 +23,12 @@ expansion so the shape can be checked without a browser.
 from __future__ import annotations
 
 import marshal
-import pstats
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from dynaprof.errors import DynaprofError
-
-FuncKey = tuple[str, int, str]
-#: same shape as ``dynaprof.render.base.PStatsTable``
-PStatsTable = dict[FuncKey, tuple[Any, ...]]
+from dynaprof.model.pstats_table import FuncKey as FuncKey  # the table types, for its users
+from dynaprof.model.pstats_table import PStatsTable as PStatsTable
 
 #: Where Dynamo starts compiling a frame, outermost first; a compile window's profile is rooted at
 #: the first one present (torch's own TORCH_COMPILE_CPROFILE profiles start at ``_compile_inner``).
@@ -56,50 +53,11 @@ def func_label(key: FuncKey) -> str:
     return f"{key[0]}:{key[1]}({key[2]})"
 
 
-def load_table(path: str | Path) -> PStatsTable:
-    """Read a ``.prof`` (cProfile/pstats marshal format); DynaprofError naming the file if it is
-    missing or corrupt."""
-    p = Path(path)
-    try:
-        stats = pstats.Stats(str(p))
-    except FileNotFoundError:
-        raise DynaprofError(f"{p}: no such cProfile file") from None
-    except OSError as e:
-        raise DynaprofError(f"{p}: cannot read cProfile data: {e.strerror or e}") from None
-    except (EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
-        raise DynaprofError(f"{p}: corrupt cProfile data (not a pstats/.prof file): {type(e).__name__}") from None
-    table: PStatsTable = {}
-    for key, value in stats.stats.items():  # type: ignore[attr-defined]
-        if not _valid_key(key) or not isinstance(value, tuple) or len(value) != 5 or not isinstance(value[4], dict):
-            raise DynaprofError(f"{p}: corrupt cProfile data (unexpected entry {key!r})")
-        table[key] = (*value[:4], dict(value[4]))
-    return table
-
-
-def _valid_key(key: object) -> bool:
-    return (
-        isinstance(key, tuple)
-        and len(key) == 3
-        and isinstance(key[0], str)
-        and isinstance(key[1], int)
-        and isinstance(key[2], str)
-    )
-
-
 def table_bytes(table: PStatsTable) -> bytes:
     """The table in the marshal format ``cProfile.Profile.dump_stats`` writes (sorted for
     deterministic bytes); ``pstats.Stats`` and snakeviz read it."""
     ordered = {k: (*table[k][:4], dict(sorted(table[k][4].items()))) for k in sorted(table)}
     return marshal.dumps(ordered)
-
-
-def save_table(table: PStatsTable, path: str | Path) -> Path:
-    """Write ``table`` as a ``.prof`` file (atomically)."""
-    from dynaprof.model.store import atomic_write
-
-    p = Path(path)
-    atomic_write(p, table_bytes(table))
-    return p
 
 
 def _add(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -323,20 +281,3 @@ def snakeviz_bytes(table: PStatsTable) -> bytes:
     """``table`` reshaped for snakeviz (``reshape_for_snakeviz``), as ``.prof`` bytes: the one
     way every snakeviz profile is made (the renderer, ``dynaprof view --snakeviz``, this module)."""
     return table_bytes(reshape_for_snakeviz(table))
-
-
-def write_snakeviz_profile(
-    prof: str | Path | Sequence[Path], out: str | Path | None = None, name: str | None = None
-) -> Path:
-    """Reshape ``prof`` (one ``.prof`` file, or several merged) for snakeviz and save it to ``out``
-    (default: next to the first, ``run.snakeviz.prof``); the originals are kept. ``name``: how
-    the data is named in the error for an empty profile."""
-    sources = [Path(prof)] if isinstance(prof, str | Path) else [Path(p) for p in prof]
-    dest = Path(out) if out is not None else snakeviz_path(sources[0])
-    table = load_table(sources[0]) if isinstance(prof, str | Path) else merge_tables(load_table(p) for p in sources)
-    if not reshape_for_snakeviz(table):
-        raise DynaprofError(f"{name or sources[0]}: the cProfile data is empty")
-    from dynaprof.model.store import atomic_write
-
-    atomic_write(dest, snakeviz_bytes(table))
-    return dest

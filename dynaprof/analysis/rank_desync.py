@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from dynaprof import fmt
+from dynaprof.analysis.cache_summary import counts_text
 from dynaprof.analysis.compare import FrameKey, frame_key
 from dynaprof.analysis.ranks import Divergence, RankSummary, Value, _by_value, headline, odd_ones
-from dynaprof.model.cache import cache_line
 from dynaprof.model.session import CompiledFrame, Session
 
 #: divergence kinds added here, in the order they are listed (after ``analysis.ranks.KINDS``)
@@ -36,7 +36,7 @@ def _collectives(f: CompiledFrame) -> Value:
 
 
 def _cache(f: CompiledFrame) -> Value:
-    return (cache_line(f.cache) or "no cache lookup").split(": times do not")[0]
+    return counts_text(f.cache) or "no cache lookup"
 
 
 def _grouped(s: Session) -> dict[FrameKey, list[CompiledFrame]]:

@@ -291,13 +291,14 @@ def stacks_by_frame(session: Session, derived: Derived | None = None) -> dict[st
     return (derived or Derived(session)).by_frame
 
 
-def frames_with_samples(session: Session, limit: int | None = None) -> list[str]:
+def frames_with_samples(session: Session, limit: int | None = None, derived: Derived | None = None) -> list[str]:
     """Keys of frames that have sampled time, in session order; with ``limit``, only the
-    ``limit`` frames with the most sampled time (still in session order)."""
+    ``limit`` frames with the most sampled time (still in session order). ``derived``: the
+    render's, whose stacks per frame are then not worked out again."""
     if session.samples is None:
         return []
     stacks = session.samples.stacks
-    seconds = {k: sum(stacks[i].seconds for i in idx) for k, idx in stacks_by_frame(session).items()}
+    seconds = {k: sum(stacks[i].seconds for i in idx) for k, idx in stacks_by_frame(session, derived).items()}
     keys = [f.key for f in session.frames if seconds.get(f.key, 0.0) > 0]
     if limit is not None and len(keys) > limit:
         keep = set(sorted(keys, key=lambda k: -seconds[k])[:limit])

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from dynaprof.errors import DynaprofError
-from dynaprof.model.store import atomic_write
-from dynaprof.render.base import Deferred, Files
+from dynaprof.run_folder.files import write_files as write_files  # re-exported: the pages' commands write with it
 
 #: where ``run``, an imported TORCH_TRACE log and ``dynaprof.profile()`` put a run folder by default
 RUNS_DIR = "dynaprof-runs"
@@ -35,16 +34,6 @@ class Command(Protocol):
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None: ...
 
     def run(self, args: argparse.Namespace) -> int: ...
-
-
-def write_files(out_dir: Path, files: Files) -> list[Path]:
-    """Write renderer outputs atomically under ``out_dir``; returns the paths written."""
-    written = []
-    for rel, content in files.items():
-        path = out_dir / rel
-        atomic_write(path, content.result() if isinstance(content, Deferred) else content)
-        written.append(path)
-    return written
 
 
 def prepare_out_dir(

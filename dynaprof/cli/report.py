@@ -11,10 +11,12 @@ import sys
 from pathlib import Path
 
 from dynaprof.cli import ranks_support
-from dynaprof.cli.common import default_run_dir, prepare_out_dir, summary_width
-from dynaprof.cli.outputs import add_render_options, print_written, render_options, render_outputs
+from dynaprof.cli.common import default_run_dir, info, prepare_out_dir, summary_width
+from dynaprof.cli.outputs import add_render_options, print_written, render_options
 from dynaprof.cli.sessions import load_any
 from dynaprof.model.session import Session
+from dynaprof.model.store import SESSION_FILE
+from dynaprof.run_folder.writer import write_run_folder
 
 #: renderers that draw only samples or cProfile data (and import networkx): skipped when there is none
 _SAMPLE_RENDERERS = ("callgraph", "snakeviz_profile")
@@ -36,8 +38,9 @@ class ReportCommand:
     help = "re-render every output of a saved run (or import a TORCH_TRACE log)"
     description = (
         "Writes session.json, the summary, reports, flamegraphs, call graph and timeline for PATH: "
-        "a dynaprof run folder or session.json (re-rendered in place unless -o), or a TORCH_TRACE "
-        "log file/folder (imported; written under ./dynaprof-runs/ unless -o)."
+        "a dynaprof run folder or session.json (re-rendered in place unless -o; its session.json is "
+        "rewritten only if it changed), or a TORCH_TRACE log file/folder (imported; written under "
+        "./dynaprof-runs/ unless -o)."
     )
 
     def prepare_parser(self, p: argparse.ArgumentParser) -> None:
@@ -67,7 +70,12 @@ class ReportCommand:
             out_dir = prepare_out_dir(default_run_dir(args.path.resolve().name.split(".")[0] or "trace"), False)
         else:
             out_dir = source_dir
-        written, notes = render_outputs(session, out_dir, options, run_dir=source_dir, only=renderers_for(session))
+        # re-rendered in place from its own session.json: that file is rewritten only if it changes
+        loaded = args.path / SESSION_FILE if args.path.is_dir() else args.path
+        stored = (not imported and loaded.name == SESSION_FILE and loaded.is_file()
+                  and loaded.resolve() == (out_dir / SESSION_FILE).resolve())
+        written, notes = write_run_folder(session, out_dir, options, run_dir=source_dir, only=renderers_for(session),
+                                          progress=info, stored=stored)
         if not args.quiet:
             from dynaprof.render.terminal import summary_text
 

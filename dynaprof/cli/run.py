@@ -76,10 +76,11 @@ class RunCommand:
         from dynaprof.capture.launcher import launch
         from dynaprof.capture.progress import follow_progress
         from dynaprof.cli import ranks_support
-        from dynaprof.cli.outputs import print_written, render_outputs
+        from dynaprof.cli.outputs import print_written
         from dynaprof.ingest.assemble import ParentFacts, assemble
         from dynaprof.render.registry import preload as preload_renderers
         from dynaprof.render.terminal import summary_text
+        from dynaprof.run_folder.writer import write_run_folder
 
         kind, target, rest = _target(args)
         options = render_options(args)
@@ -195,7 +196,7 @@ class RunCommand:
                     f"--repeat {args.repeat}: stopped after run {len(runs)}, which exited with status "
                     f"{result.exit_status}; the session holds the {len(runs)} runs made")
         try:
-            written, render_notes = render_outputs(session, run_dir, options)
+            written, render_notes = write_run_folder(session, run_dir, options, progress=info)
         except DynaprofError as e:  # the script ran; its exit status is still what we return
             info(f"dynaprof: error: {e.message}; the capture journal is kept: re-run "
                  f"`dynaprof report {fmt.terminal_safe(display_path(run_dir))}` once there is space")

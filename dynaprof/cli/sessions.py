@@ -2,7 +2,7 @@
 only a capture journal (rebuilt with ``ingest.assemble``), or a TORCH_TRACE log (imported).
 
 Shared by ``report`` and the multi-rank report (``ranks_support``); derived data (attribution) is
-applied when the session is rendered (``cli.outputs.render_outputs``), not here.
+applied when the session is rendered (``run_folder.writer.write_run_folder``), not here.
 """
 
 from __future__ import annotations

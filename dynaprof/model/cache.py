@@ -1,4 +1,5 @@
-"""Per-compile cache markers: FX graph cache and AOTAutograd cache hits, misses and bypasses.
+"""Per-compile cache markers: FX graph cache and AOTAutograd cache hits, misses and bypasses (the
+counts; ``analysis.cache_summary`` words them).
 
 Pure, and one implementation for both ways a session is built (``ingest.assemble`` for a live
 run, ``ingest.trace_to_session`` for a TORCH_TRACE log). Torch marks each cache lookup twice: a
@@ -19,7 +20,7 @@ from typing import Any
 
 from dynaprof.model.session import CacheStats, CompiledFrame
 
-#: cache name -> what the summary calls it
+#: cache name -> what the summary calls it (its label, like the categories' in ``model.session``)
 CACHE_LABELS: dict[str, str] = {"fx_graph": "FX graph cache", "aot_autograd": "AOTAutograd cache"}
 OUTCOMES = ("hit", "miss", "bypass")
 
@@ -107,22 +108,3 @@ def cache_totals(frames: list[CompiledFrame]) -> dict[str, CacheStats]:
                 t.time_saved_s = (t.time_saved_s or 0.0) + c.time_saved_s
     order = list(CACHE_LABELS)
     return dict(sorted(out.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), kv[0])))
-
-
-def _plural(n: int, one: str, many: str) -> str:
-    return "" if n == 0 else f"{n} {one if n == 1 else many}"
-
-
-def cache_line(totals: Mapping[str, CacheStats]) -> str | None:
-    """``FX graph cache: 3 hits, 1 miss; AOTAutograd cache: 2 bypasses`` plus, when anything hit,
-    the warning that times do not compare with a cold run; None when no compile looked up a cache."""
-    parts: list[str] = []
-    for cache, c in totals.items():
-        bits = [_plural(c.hits, "hit", "hits"), _plural(c.misses, "miss", "misses"),
-                _plural(c.bypasses, "bypass", "bypasses")]  # fmt: skip
-        saved = f" (saved {c.time_saved_s:.2f} s)" if c.time_saved_s else ""
-        parts.append(f"{CACHE_LABELS.get(cache, cache)}: {', '.join(b for b in bits if b)}{saved}")
-    if not parts:
-        return None
-    warm = any(c.hits for c in totals.values())
-    return "; ".join(parts) + (": times do not compare with a cold run" if warm else "")

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import gc
+import itertools
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from dynaprof.errors import DynaprofError, SessionError
 from dynaprof.model.codec import DecodeError, from_json, to_json
-from dynaprof.model.session import AXES_KEYS, SCHEMA_VERSION, Session
+from dynaprof.model.session import AXES_KEYS, SCHEMA_VERSION, Session, Stack
 
 SESSION_FILE = "session.json"
 #: rank folders inside a multi-rank run folder: rank-0, rank-1, ...
@@ -101,11 +105,30 @@ def load_session(path: Path) -> Session:
     return session_from_text(text, str(file))
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector, as it was found afterwards. Loading or rendering a big
+    session makes millions of objects that reference counting frees (or that live on); each
+    collection meanwhile would walk all of them again (a quarter of a 100,000-stack report)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not a number JSON allows")
 
 
 def session_from_text(text: str, where: str = "session.json") -> Session:
+    with collector_paused():
+        return _session_from_text(text, where)
+
+
+def _session_from_text(text: str, where: str) -> Session:
     try:
         data: Any = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as e:
@@ -140,10 +163,27 @@ def session_from_text(text: str, where: str = "session.json") -> Session:
     return session
 
 
+def _in_range(stacks: list[Stack], n: int) -> bool:
+    """Whether every stack's function indices are in range (compiler and traced: 0 .. n-1;
+    spans and cause: -1 .. n-1), by min and max over them all (no list is made)."""
+    chain = itertools.chain.from_iterable
+
+    def funcs() -> Iterator[int]:
+        return itertools.chain(chain(st.compiler for st in stacks), chain(st.traced for st in stacks))
+
+    def marks() -> Iterator[int]:
+        return itertools.chain(chain(st.spans for st in stacks), (st.cause for st in stacks))
+
+    return min(funcs(), default=0) >= 0 and max(funcs(), default=0) < n and min(marks(), default=0) >= -1 \
+        and max(marks(), default=-1) < n
+
+
 def _check_references(session: Session, where: str) -> None:
     """Indices into the function table must be in range, or renderers would crash later."""
     n = len(session.functions)
     stacks = session.samples.stacks if session.samples else []
+    if _in_range(stacks, n):  # the usual case, checked at C speed; else the loop below names the stack
+        stacks = []
     for i, st in enumerate(stacks):
         for idx in (*st.compiler, *st.traced):
             if not 0 <= idx < n:

@@ -316,12 +316,12 @@ def flamegraph_svg(
     )
 
 
-def frame_file_names(session: Session, limit: int | None = None) -> dict[str, str]:
+def frame_file_names(session: Session, limit: int | None = None, derived: Derived | None = None) -> dict[str, str]:
     """Filename-safe, unique stem per compile key that has samples (empty with fewer than 2);
-    with ``limit``, only for the frames with the most sampled time."""
-    if len(frames_with_samples(session)) < 2:
+    with ``limit``, only for the frames with the most sampled time. ``derived``: the render's."""
+    if len(frames_with_samples(session, derived=derived)) < 2:
         return {}
-    keys = frames_with_samples(session, limit)
+    keys = frames_with_samples(session, limit, derived)
     out: dict[str, str] = {}
     used: set[str] = set()
     for key in keys:
@@ -349,7 +349,7 @@ def render_flamegraphs(ctx: RenderContext) -> Files:
     for view in available_views(s):
         files[flamegraph_file(view)] = run_flamegraph(ctx, view)
     sampled: tuple[View, ...] = ("compiler", "traced")
-    for key, stem in frame_file_names(s, opts.max_frame_graphs).items():
+    for key, stem in frame_file_names(s, opts.max_frame_graphs, ctx.derived).items():
         for view in sampled:
             files[f"flames/{stem}-{view}.svg"] = flamegraph_svg(s, view, key, opts, derived=ctx.derived)
     return files

@@ -383,10 +383,10 @@ def _flamegraphs(ctx: RenderContext) -> Flamegraphs:
 
 
 def _frame_flame_links(ctx: RenderContext,
-                       frame_file_names: Callable[[Session, int | None], dict[str, str]]) -> list[FrameLinks]:
+                       frame_file_names: Callable[..., dict[str, str]]) -> list[FrameLinks]:
     """Links to the per-compile flamegraphs this render wrote (``flames/<stem>-<view>.svg``)."""
     s = ctx.session
-    names: dict[str, str] = frame_file_names(s, ctx.options.max_frame_graphs)
+    names: dict[str, str] = frame_file_names(s, ctx.options.max_frame_graphs, derived=ctx.derived)
     items = []
     for key, stem in names.items():
         links = []

@@ -17,11 +17,12 @@ from functools import partial
 
 from dynaprof import fmt
 from dynaprof.analysis import how_made
+from dynaprof.analysis.cache_summary import cache_line
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
 from dynaprof.analysis.derived import Derived, FunctionTime
 from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.analysis.repeats import frame_medians, repeat_stats, repeat_summary
-from dynaprof.model.cache import cache_line, cache_totals
+from dynaprof.model.cache import cache_totals
 from dynaprof.model.session import CompiledFrame, RestartReason, Session, display_id, display_name
 from dynaprof.render import cache_section
 from dynaprof.render.base import Files, RenderContext

@@ -84,24 +84,27 @@ def _tree_samples(root: StackNode, frames: _Frames) -> tuple[list[list[int]], li
 
 
 def _stack_samples(
-    session: Session, view: View, frame: str | None, d: Derived, frames: _Frames, ids: Sequence[int]
+    session: Session, view: View, frame: str | None, d: Derived, frames: _Frames, ids: Sequence[int],
+    mapped: dict[View, list[tuple[int, ...]]],
 ) -> tuple[list[tuple[int, ...]], list[float]]:
     """One speedscope sample per distinct stack, straight from the session (no tree), merged
     by identical path and in sorted order so the file is deterministic. ``ids``: speedscope frame
-    index of each session function."""
+    index of each session function; ``mapped``: each stack's path in those indices, per view,
+    made on first use and shared by the run's profile and every compile's (an empty path: the
+    stack has no frames of the view)."""
     stacks = session.samples.stacks if session.samples is not None else []
     indices = range(len(stacks)) if frame is None else d.by_frame.get(frame, [])
     cats = d.categories if stacks else []
+    if view not in mapped:
+        frame_of = ids.__getitem__
+        mapped[view] = [tuple(map(frame_of, st.compiler if view == "compiler" else st.traced)) for st in stacks]
+    paths = mapped[view]
     agg: dict[tuple[int, ...], float] = {}
-    frame_of = ids.__getitem__
     for i in indices:
-        st = stacks[i]
-        raw = st.compiler if view == "compiler" else st.traced
-        if raw:
-            path = tuple(map(frame_of, raw))
-        else:
+        path = paths[i]
+        if not path:
             path = tuple(frames(StackNode(name, kind=SYNTHETIC)) for name in empty_stack_names(view, cats[i]))
-        agg[path] = agg.get(path, 0.0) + st.seconds
+        agg[path] = agg.get(path, 0.0) + stacks[i].seconds
     items = sorted(agg.items())
     return [p for p, _ in items], [w for _, w in items]  # tuples: JSON arrays all the same
 
@@ -114,19 +117,20 @@ def speedscope_document(
     d = derived or Derived(session)
     ids = [frames(StackNode(f.name, f.filename, f.lineno, f.kind)) for f in session.functions]
     profiles: list[dict[str, Any]] = []
+    mapped: dict[View, list[tuple[int, ...]]] = {}
     sampled_views: tuple[View, ...] = ("compiler", "traced")
     for view in sampled_views:
-        samples, weights = _stack_samples(session, view, None, d, frames, ids)
+        samples, weights = _stack_samples(session, view, None, d, frames, ids, mapped)
         profiles.append(_profile(f"all compiles: {_VIEW_NAMES[view]}", samples, weights))
     if session.inline_profile:
         tree = build_tree(session, "inline", derived=d)
         profiles.append(_profile(f"all compiles: {_VIEW_NAMES['inline']}", *_tree_samples(tree, frames)))
-    keys = frames_with_samples(session, max_frames)
+    keys = frames_with_samples(session, max_frames, d)
     if len(keys) > 1:
         for key in keys:
             label = clean_text(root_label(session, key).name)
             for view in sampled_views:
-                samples, weights = _stack_samples(session, view, key, d, frames, ids)
+                samples, weights = _stack_samples(session, view, key, d, frames, ids, mapped)
                 profiles.append(_profile(f"compile {label}: {_VIEW_NAMES[view]}", samples, weights))
     target = clean_text(session.run.target) or "run"
     return {

@@ -6,10 +6,11 @@ import textwrap
 
 from dynaprof import fmt
 from dynaprof.analysis import how_made
+from dynaprof.analysis.cache_summary import cache_line
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
 from dynaprof.analysis.findings import findings, hottest, parametrization_summary, totals
 from dynaprof.analysis.repeats import repeat_summary
-from dynaprof.model.cache import cache_line, cache_totals
+from dynaprof.model.cache import cache_totals
 from dynaprof.model.session import (
     KIND_LABELS,
     CompiledFrame,
