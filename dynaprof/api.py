@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 from dynaprof.cli.common import RUNS_DIR, default_run_dir, prepare_out_dir
 from dynaprof.errors import DynaprofError
+from dynaprof.fmt import plural, stored_s
 
 if TYPE_CHECKING:
     from dynaprof.capture.core import Capture
@@ -227,7 +228,7 @@ class Profile:
         facts = ParentFacts(
             command=[],
             exit_status=None,
-            wall_s=round(time.perf_counter() - self._t0, 6),
+            wall_s=stored_s(time.perf_counter() - self._t0),
             sampler=self.sampler,
             requested_hz=self.rate if self.sampler != "none" else None,
             cprofile=self.cprofile,
@@ -251,7 +252,7 @@ class Profile:
         journal.unlink(missing_ok=True)
         if not self.quiet:
             n = len(session.frames)
-            sys.stderr.write(f"dynaprof: {n} compiled frame{'s' * (n != 1)} profiled -> {run_dir}/ "
+            sys.stderr.write(f"dynaprof: {plural(n, 'compiled frame')} profiled -> {run_dir}/ "
                              f"(open {run_dir / 'report.html'})\n")
         return session
 

@@ -85,13 +85,20 @@ def location(filename: str, lineno: int | None) -> str:
     return f"{base}:{lineno}" if lineno else base
 
 
+def stored_s(seconds: float) -> float:
+    """Seconds as the journal and session.json store them: to the microsecond (finer is noise, and
+    fixed digits keep a saved session's bytes the same from run to run of the same facts)."""
+    return round(seconds, 6)
+
+
 def count(n: int | None) -> str:
     return "?" if n is None else f"{n:,}"
 
 
-def plural(n: int, noun: str, nouns: str | None = None) -> str:
-    """``1 compile``, ``2 compiles`` (``nouns``: an irregular plural)."""
-    return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"
+def plural(n: int | None, noun: str, nouns: str | None = None) -> str:
+    """``1 compile``, ``2 compiles``, ``? compiles`` (unknown); ``nouns``: an irregular plural. The
+    one way every output says how many of something there are."""
+    return f"{count(n)} {noun if n == 1 else (nouns or noun + 's')}"
 
 
 def one_line(text: str, limit: int = 160) -> str:

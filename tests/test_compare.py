@@ -114,9 +114,8 @@ def test_reports() -> None:
     html = files["compare.html"]
     assert isinstance(html, str)
     assert_self_contained(html)
-    if "diff-compiler.svg" in files:  # the flamegraph renderer is present
-        assert "diff-traced.svg" in files and html.count('class="dynaprof-flame"') == 2
-        assert "(diff-compiler.svg)" in md
+    assert "diff-compiler.svg" in files and "diff-traced.svg" in files
+    assert html.count('class="dynaprof-flame"') == 2 and "(diff-compiler.svg)" in md
 
 
 def test_hostile_names_in_reports() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dynaprof.analysis import causes
+from dynaprof.fmt import stored_s
 from dynaprof.model.session import CATEGORIES, CAUSE_PARAMETRIZATION, GROUP_OF, Axes, Session, Stack
 
 #: the colour key of a second spent for a parametrization, whatever its phase: the pictures show the
@@ -50,7 +51,7 @@ def group_seconds(ax: Axes | None) -> dict[str, float]:
     out = empty_attribution()
     for phase, row in (ax.matrix if ax is not None else {}).items():
         out[GROUP_OF.get(phase, "other")] += sum(row.values())
-    return {k: round(v, 6) for k, v in out.items()}
+    return {k: stored_s(v) for k, v in out.items()}
 
 
 def apply_attribution(

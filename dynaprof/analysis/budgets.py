@@ -150,9 +150,9 @@ def _regression(result: CheckResult, base: float, new: float, limit_pct: float) 
 def summary(session: Session, result: CheckResult) -> str:
     """One line: ``ok: ...`` or ``over budget: N breaches``."""
     frames = len(session.frames)
-    head = (f"{frames:,} compiled frame{'s' * (frames != 1)}, {seconds(session.total_compile_s)} compile time"
+    head = (f"{fmt.plural(frames, 'compiled frame')}, {seconds(session.total_compile_s)} compile time"
             f"{split_text(session)}")
     if result.ok:
         return f"ok: {head}; " + "; ".join(result.checked)
     n = len(result.breaches)
-    return f"over budget: {n} breach{'es' * (n != 1)} ({head})"
+    return f"over budget: {fmt.plural(n, 'breach', 'breaches')} ({head})"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from dynaprof import fmt
 from dynaprof.model.cache import CACHE_LABELS
 from dynaprof.model.session import CacheStats
 
@@ -14,7 +15,8 @@ WARM_WARNING = "times do not compare with a cold run"
 
 
 def _plural(n: int, one: str, many: str) -> str:
-    return "" if n == 0 else f"{n} {one if n == 1 else many}"
+    """``fmt.plural``, or nothing for none (a cache's outcomes that did not happen are left out)."""
+    return "" if n == 0 else fmt.plural(n, one, many)
 
 
 def counts_text(totals: Mapping[str, CacheStats]) -> str | None:

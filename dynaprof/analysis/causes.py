@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dynaprof.fmt import stored_s
 from dynaprof.model.journal import KERNEL_WAIT_CAUSE
 from dynaprof.model.session import (
     CAUSE_PARAMETRIZATION,
@@ -383,12 +384,12 @@ def _merge_unnamed(labels: dict[str, float]) -> None:
 
 
 def _round(ax: Axes) -> None:
-    ax.causes = {k: round(v, 6) for k, v in sorted(ax.causes.items(), key=lambda kv: -kv[1])}
-    ax.matrix = {p: {c: round(v, 6) for c, v in sorted(row.items(), key=lambda kv: -kv[1])}
+    ax.causes = {k: stored_s(v) for k, v in sorted(ax.causes.items(), key=lambda kv: -kv[1])}
+    ax.matrix = {p: {c: stored_s(v) for c, v in sorted(row.items(), key=lambda kv: -kv[1])}
                  for p, row in ax.matrix.items()}
-    ax.parametrizations = {k: round(v, 6) for k, v in sorted(ax.parametrizations.items(), key=lambda kv: -kv[1])}
-    ax.restart_waste.seconds = round(ax.restart_waste.seconds, 6)
-    ax.restart_waste.by_cause = {k: round(v, 6) for k, v in ax.restart_waste.by_cause.items()}
+    ax.parametrizations = {k: stored_s(v) for k, v in sorted(ax.parametrizations.items(), key=lambda kv: -kv[1])}
+    ax.restart_waste.seconds = stored_s(ax.restart_waste.seconds)
+    ax.restart_waste.by_cause = {k: stored_s(v) for k, v in ax.restart_waste.by_cause.items()}
 
 
 def phase_seconds(ax: Axes, cause: str | None = None) -> dict[str, float]:

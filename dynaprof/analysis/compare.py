@@ -379,7 +379,7 @@ def headline(cmp: Comparison, base_total: float, new_total: float) -> str:
             parts.append(f"{METRICS[metric]} {change_text(metric, c, False)}")
     if cmp.only_base or cmp.only_new:
         nb = len(cmp.only_base)
-        parts.append(f"{nb:,} frame{'s' * (nb != 1)} only in BASE, {len(cmp.only_new):,} only in NEW")
+        parts.append(f"{fmt.plural(nb, 'frame')} only in BASE, {len(cmp.only_new):,} only in NEW")
     return "; ".join(parts)
 
 

@@ -209,8 +209,8 @@ def _restarts(session: Session, total: float) -> Finding | None:
     return Finding(
         "restarts",
         wasted,
-        f"{n} restart{'s' * (n != 1)} of analysis in {len(frames)} "
-        f"frame{'s' * (len(frames) != 1)} threw away {fmt.seconds(wasted)} "
+        f"{fmt.plural(n, 'restart')} of analysis in {len(frames)} "
+        f"{'frame' if len(frames) == 1 else 'frames'} threw away {fmt.seconds(wasted)} "
         f"({fmt.pct(wasted, total)} of compile){why}",
     )
 
@@ -243,7 +243,7 @@ def _recompiles(session: Session, total: float) -> Finding | None:
         "recompiles",
         secs,
         f"{name} ({fmt.location(filename, lineno)}) was "
-        f"recompiled {len(worst) - 1} time{'s' * (len(worst) > 2)}, {fmt.seconds(secs)} "
+        f"recompiled {fmt.plural(len(worst) - 1, 'time')}, {fmt.seconds(secs)} "
         f"({fmt.pct(secs, total)} of compile){why}",
         REMEDY_DYNAMIC if sizes else None,
     )
@@ -283,7 +283,7 @@ def _little_used(session: Session, total: float) -> Finding | None:
         wasted,
         f"{name} ({fmt.location(filename, lineno)}) was compiled {len(group)} times, {fmt.seconds(all_s)} in all; "
         f"{ran}, {fmt.seconds(wasted)} ({fmt.pct(wasted, total)} of compile) for at most "
-        f"{fmt.count(sum(f.calls or 0 for f in few))} call{'s' * (sum(f.calls or 0 for f in few) != 1)}",
+        f"{fmt.plural(sum(f.calls or 0 for f in few), 'call')}",
         ("the size changes between calls: mark the dimension dynamic (torch._dynamo.mark_dynamic(x, 0)) "
          "or compile with dynamic=True") if sizes else None,
     )
@@ -330,14 +330,14 @@ def _graph_breaks(session: Session, total: float) -> Finding | None:
         for r in f.graph_break_reasons:
             where = fmt.location(r.filename, r.lineno) if r.filename else ""
             sites[(where, fmt.one_line(reason_words(r.reason), 100))] += 1
-    what = f"{n} graph break{'s' * (n != 1)}"
+    what = f"{fmt.plural(n, 'graph break')}"
     if sites:
         (where, why), _k = sites.most_common(1)[0]
         what = (f"graph break at {where} ({why})" if where else f"graph break ({why})") if n == 1 else (
             f"{n} graph breaks, most at {where} ({why})" if where else f"{n} graph breaks, most: {why}")
     parts = []
     if restarts:
-        parts.append(f"{restarts} restart{'s' * (restarts != 1)}")
+        parts.append(f"{fmt.plural(restarts, 'restart')}")
     text = f"{what} cost " + " and ".join([*parts, f"{fmt.seconds(cost)} ({fmt.pct(cost, total)} of compile)"])
     text += ": Dynamo restarts the analysis at the break and compiles the code after it as another frame"
     # without restarts or resumed frames, weigh it by half its frames' time, as before
@@ -377,7 +377,7 @@ def _failures(session: Session, total: float) -> Finding | None:
     return Finding(
         "failures",
         total + secs,
-        f"{len(failed)} compile{'s' * (len(failed) != 1)} failed "
+        f"{fmt.plural(len(failed), 'compile')} failed "
         f"({fmt.seconds(secs)} spent); first: {display_id(first)} {display_name(first)[0]}{where}: {why}",
         remedy,
     )
@@ -422,8 +422,8 @@ def _backward(session: Session, total: float) -> Finding | None:
     return Finding(
         "backward",
         secs * 0.5,  # a fact about where time went, not a cause: a named cause or category leads
-        f"backward compiles took {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile, {n} compile"
-        f"{'s' * (n != 1)}): AOT autograd compiles the backward graph at the first .backward()",
+        f"backward compiles took {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile, "
+        f"{fmt.plural(n, 'compile')}): AOT autograd compiles the backward graph at the first .backward()",
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import posixpath
 import shlex
 
+from dynaprof.fmt import plural
 from dynaprof.model.provenance import REDACTED, redact_argv
 from dynaprof.model.session import RunInfo, Session
 
@@ -136,8 +137,8 @@ def provenance_facts(session: Session) -> list[tuple[str, str]]:
 def provenance_summary(session: Session) -> str:
     """One line: the versions, and how many variables and settings differ from a plain run."""
     env, config = session.run.env, session.run.config
-    n_env = "? compile env vars" if env is None else f"{len(env)} compile env var{'s' * (len(env) != 1)}"
-    n_cfg = "? changed settings" if config is None else f"{len(config)} changed setting{'s' * (len(config) != 1)}"
+    n_env = "? compile env vars" if env is None else f"{plural(len(env), 'compile env var')}"
+    n_cfg = "? changed settings" if config is None else f"{plural(len(config), 'changed setting')}"
     return f"{versions_text(session.run)}; {n_env}, {n_cfg}"
 
 

@@ -148,7 +148,7 @@ def _by_value(values: Mapping[int, Value], show: Callable[[Value], str], odd: li
 
 _CHECKS: dict[str, tuple[Callable[[CompiledFrame], Value], Callable[[Value], str]]] = {
     "status": (lambda f: f.status, lambda v: str(v)),
-    "graph_breaks": (lambda f: f.graph_breaks, lambda v: f"{v} graph break{'s' * (v != 1)}"),
+    "graph_breaks": (lambda f: f.graph_breaks, lambda v: fmt.plural(v if isinstance(v, int) else None, "graph break")),
     "graph_ops": (lambda f: f.graph_op_count, lambda v: f"{v} graph ops"),
     "guards": (lambda f: f.guard_count, lambda v: f"{fmt.count(v if isinstance(v, int) else None)} guards"),
 }
@@ -223,7 +223,7 @@ def merge_ranks(sessions: Mapping[int, Session], world_size: int | None = None) 
 
 def headline(s: RankSummary) -> str:
     n = len(s.ranks)
-    parts = [f"{n} rank{'s' * (n != 1)}" + (f" of {s.world_size}" if n != s.world_size else "")]
+    parts = [f"{fmt.plural(n, 'rank')}" + (f" of {s.world_size}" if n != s.world_size else "")]
     slow = s.totals(s.slowest) if s.slowest is not None else None
     fast = s.totals(s.fastest) if s.fastest is not None else None
     if slow is not None and fast is not None and n > 1:
@@ -235,7 +235,7 @@ def headline(s: RankSummary) -> str:
         parts.append(f"no session from {rank_list(s.missing_ranks)}")
     nd = len(s.divergences)
     if nd:
-        parts.append(f"{nd} divergence{'s' * (nd != 1)} between ranks (first: {s.divergences[0].message})")
+        parts.append(f"{fmt.plural(nd, 'divergence')} between ranks (first: {s.divergences[0].message})")
     elif n > 1:
         parts.append("no divergence: every rank compiled the same frames with the same guards and graph breaks")
     return "; ".join(parts)

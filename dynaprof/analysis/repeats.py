@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from dynaprof import fmt
 from dynaprof.analysis.causes import axes
+from dynaprof.fmt import stored_s
 from dynaprof.model.session import CompiledFrame, Repeat, Session, outermost_frames
 
 
@@ -38,10 +39,10 @@ def make_repeat(index: int, session: Session, cold: bool) -> Repeat:
     frames: list[CompiledFrame] = outermost_frames(session.frames)
     for f in frames:
         for name, secs in f.phases.items():
-            phases[name] = round(phases.get(name, 0.0) + secs, 6)
+            phases[name] = stored_s(phases.get(name, 0.0) + secs)
     view = session.axes if session.axes is not None else axes(session)[0]
-    by_cause = {k: round(v, 6) for k, v in sorted(view.causes.items())} if view is not None else {}
-    return Repeat(index, round(session.total_compile_s, 6), session.run.wall_s, session.run.exit_status, cold,
+    by_cause = {k: stored_s(v) for k, v in sorted(view.causes.items())} if view is not None else {}
+    return Repeat(index, stored_s(session.total_compile_s), session.run.wall_s, session.run.exit_status, cold,
                   {f.key: f.compile_time_s for f in session.frames}, dict(sorted(phases.items())), by_cause)
 
 

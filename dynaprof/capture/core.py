@@ -40,6 +40,7 @@ from dynaprof.capture.journal import JournalWriter
 from dynaprof.capture.sampler import Sampler
 from dynaprof.capture.stacks import LEGACY_WALKER_ENV, FunctionTable, Markers, StackWalker, TracedStacks
 from dynaprof.capture.torch_private import _private
+from dynaprof.fmt import stored_s
 from dynaprof.model.journal import JOURNAL_SCHEMA, JournalRecord, StackItem, Start
 from dynaprof.model.provenance import compile_env, redact_argv
 from dynaprof.version import __version__
@@ -212,7 +213,7 @@ class Capture:
                 "t": "end",
                 "exit_status": exit_status,
                 "reason": reason,
-                "ts": round((time.time_ns() - self.t0_ns) / 1e9, 6),
+                "ts": stored_s((time.time_ns() - self.t0_ns) / 1e9),
             }
         )
         self.journal.close()

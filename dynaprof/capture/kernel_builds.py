@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 from dynaprof.capture import provenance
 from dynaprof.capture.stacks import FunctionKey, TracedStacks
+from dynaprof.fmt import stored_s
 from dynaprof.model.journal import KERNEL_WAIT_CAUSE, JournalRecord
 
 
@@ -194,9 +195,9 @@ class KernelBuilds:
         win.kernel_pending.difference_update(names)
         recorder.emit_functions()
         recorder.emit({
-            "t": "kernel_wait", "key": win.key, "cause": fid, "seconds": round(seconds, 6),
+            "t": "kernel_wait", "key": win.key, "cause": fid, "seconds": stored_s(seconds),
             "unmeasured": unmeasured,
-            "shares": [[c, round(s, 6)] for c, s in sorted(shares.items())],
+            "shares": [[c, stored_s(s)] for c, s in sorted(shares.items())],
         })  # fmt: skip
 
 

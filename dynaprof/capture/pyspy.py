@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dynaprof.fmt import stored_s
 from dynaprof.model.session import CompiledFrame, FunctionRef, Samples, Session, Stack
 
 OUTPUT = "pyspy-trace.json"
@@ -131,7 +132,7 @@ class PySpy:
             self.rate,
             round(samples / window, 1) if window else None,
             samples,
-            round(sum(s.seconds for s in stacks), 6),
+            stored_s(sum(s.seconds for s in stacks)),
             err,
             stacks,
         )

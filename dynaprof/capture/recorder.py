@@ -26,7 +26,7 @@ from dynaprof.capture.progress import child_eraser
 from dynaprof.capture.stacks import FunctionKey, FunctionTable, Markers, TracedStacks
 from dynaprof.capture.torch_config import config_changes
 from dynaprof.capture.torch_private import _private
-from dynaprof.fmt import plural
+from dynaprof.fmt import plural, stored_s
 from dynaprof.model import frame_keys
 from dynaprof.model.journal import (
     CompileEnd,
@@ -179,7 +179,7 @@ class CompileRecorder:
 
     # -- time & helpers ---------------------------------------------------------------------
     def rel(self, epoch_ns: float) -> float:
-        return round((epoch_ns - self.t0_ns) / 1e9, 6)
+        return stored_s((epoch_ns - self.t0_ns) / 1e9)
 
     def current(self, tid: int) -> Window | None:
         stack = self.windows.get(tid)
@@ -362,7 +362,7 @@ class CompileRecorder:
                 "parametrized": p.parametrized,
                 "count": p.count,
                 "instances": len(p.instances),
-                "seconds": round(p.seconds, 6),
+                "seconds": stored_s(p.seconds),
             }
             for p in win.props.values()
         ]
@@ -370,7 +370,7 @@ class CompileRecorder:
         rec: CompileEnd = {
             "t": "compile_end",
             "key": win.key,
-            "duration": round((end_ns - win.start_ns) / 1e9, 6),
+            "duration": stored_s((end_ns - win.start_ns) / 1e9),
             "attempt": win.attempt,
             "exc": None if exc is None else f"{type(exc).__name__}: {exc}"[:4000],
             "graph_breaks": sum(new_breaks.values()) if self._counters is not None else None,

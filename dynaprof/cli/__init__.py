@@ -27,16 +27,7 @@ _COMMAND_MODULES = (
 
 
 def _commands() -> list[Command]:
-    out = []
-    for name in _COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name == name:  # not written yet in this checkout
-                continue
-            raise
-        out.append(module.COMMAND)
-    return out
+    return [importlib.import_module(name).COMMAND for name in _COMMAND_MODULES]
 
 
 class _Parser(argparse.ArgumentParser):

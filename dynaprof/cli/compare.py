@@ -153,8 +153,8 @@ class CompareCommand:
                 raise DynaprofError("--rank compares one BASE with one NEW; pool ranks' runs one side at a time")
             return self._pooled(args)
         if len(args.pair) != 2:
-            raise DynaprofError(f"compare needs BASE and NEW (got {len(args.pair)} path"
-                                f"{'s' * (len(args.pair) != 1)}), or --base RUN... --new RUN...")
+            raise DynaprofError(f"compare needs BASE and NEW (got {fmt.plural(len(args.pair), 'path')}), "
+                                "or --base RUN... --new RUN...")
         args.base, args.new = args.pair
         if args.rank is not None:
             args.base, args.new = ranks_support.pick_rank(args.base, args.rank), ranks_support.pick_rank(args.new,

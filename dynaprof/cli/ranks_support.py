@@ -79,7 +79,7 @@ def rank_line(who: str, session: Session, run_dir: Path) -> str:
     status = f"{r.end_reason} {r.exit_status}"
     if session.capture.source == "torch_trace":
         status = "log complete" if r.complete else "log truncated"
-    return (f"dynaprof: {who}: {status}, {n} compiled frame{'s' * (n != 1)}, "
+    return (f"dynaprof: {who}: {status}, {fmt.plural(n, 'compiled frame')}, "
             f"{fmt.seconds(session.total_compile_s)} compile -> {display_path(run_dir)}/")
 
 

@@ -17,6 +17,7 @@ from dynaprof.cli.common import default_run_dir, display_path, info, prepare_out
 from dynaprof.cli.outputs import render_options
 from dynaprof.cli.run_options import add_run_options
 from dynaprof.errors import DynaprofError
+from dynaprof.fmt import stored_s
 from dynaprof.model.provenance import redact_argv
 from dynaprof.model.session import Session
 
@@ -161,7 +162,7 @@ class RunCommand:
                 command=redact_argv(["dynaprof", *args.argv]),
                 exit_status=result.exit_status,
                 signal=result.signal,
-                wall_s=round(result.wall_s, 6),
+                wall_s=stored_s(result.wall_s),
                 sampler=args.sampler,
                 requested_hz=args.rate if args.sampler != "none" else None,
                 native=args.native,

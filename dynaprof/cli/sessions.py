@@ -17,10 +17,8 @@ from dynaprof.model.store import SESSION_FILE, load_session
 
 
 def _is_trace(path: Path) -> bool:
-    try:
-        from dynaprof.ingest.torch_trace import is_torch_trace
-    except ImportError:
-        return False
+    from dynaprof.ingest.torch_trace import is_torch_trace
+
     return bool(is_torch_trace(path))
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from dynaprof.fmt import plural
+from dynaprof.fmt import plural, stored_s
 from dynaprof.ingest import kernel_waits
 from dynaprof.ingest.cache_keys import JournalLookups
 from dynaprof.ingest.frame_samples import clip_samples, sampled_attempts
@@ -291,7 +291,7 @@ class _Builder:
         if done is None:
             return
         begin, duration, args = done
-        span = Span(name, begin, round(duration, 6), tid, args)
+        span = Span(name, begin, stored_s(duration), tid, args)
         frame = self.frames.get(key) if key is not None else None
         if frame is None:
             self.run_spans.append(span)
@@ -507,7 +507,7 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
             facts.requested_hz or totals.requested_hz or 0.0,
             round(count / window, 1) if window > 0 else None,
             count,
-            round(secs, 6),
+            stored_s(secs),
             totals.errors,
             stacks,
         )

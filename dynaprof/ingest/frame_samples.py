@@ -4,7 +4,7 @@ not time them. Only the journal path has samples (a TORCH_TRACE log holds none).
 
 from __future__ import annotations
 
-from dynaprof.fmt import plural
+from dynaprof.fmt import plural, stored_s
 from dynaprof.model.session import Attempt, CompiledFrame, Stack, outermost_frames
 
 
@@ -25,7 +25,7 @@ def clip_samples(frames: list[CompiledFrame], stacks: list[Stack]) -> list[str]:
         scale = f.compile_time_s / sampled
         for st in mine:
             st.seconds = round(st.seconds * scale, 9)
-        f.sampled_clipped_s = round(sampled - f.compile_time_s, 6)
+        f.sampled_clipped_s = stored_s(sampled - f.compile_time_s)
         clipped.append((f.trace_id, f.sampled_clipped_s))
     notes = []
     if clipped:
@@ -60,4 +60,4 @@ def sampled_attempts(f: CompiledFrame, stacks: list[Stack]) -> list[Attempt]:
             per[st.attempt] = per.get(st.attempt, 0.0) + st.seconds
     if not per:
         return []
-    return [Attempt(i, None, round(per.get(i, 0.0), 6), "sampled") for i in range(max(f.restarts, max(per)) + 1)]
+    return [Attempt(i, None, stored_s(per.get(i, 0.0)), "sampled") for i in range(max(f.restarts, max(per)) + 1)]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from dynaprof.fmt import stored_s
 from dynaprof.model.session import CompiledFrame, FunctionRef, Stack
 
 #: the function-table entry of the unknown cause, as capture writes it
@@ -86,5 +87,5 @@ def split_waits(
         functions.append(UNKNOWN_CAUSE)
     for key, seconds in unmeasured.items():
         if key in frames:
-            frames[key].kernel_wait_unmeasured_s = round(seconds, 6)
+            frames[key].kernel_wait_unmeasured_s = stored_s(seconds)
     return out

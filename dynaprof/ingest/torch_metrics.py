@@ -25,6 +25,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from dynaprof.fmt import stored_s
 from dynaprof.model.journal import METRICS_DROP, Scalar, is_scalar, span_args
 from dynaprof.model.session import CompiledFrame, RestartReason, reason_words
 
@@ -138,7 +139,7 @@ def read_metrics(m: Mapping[str, Any], kind: str, compile_id: str) -> FrameMetri
     ``compilation_metrics``), for a frame of ``kind`` (forward, backward, compiled_autograd)."""
     if timed_whole(kind, compile_id):
         took = opt_num(m.get("duration_us"))
-        compile_s = round(took / 1e6, 6) if took is not None else opt_num(m.get("elapsed_time"))
+        compile_s = stored_s(took / 1e6) if took is not None else opt_num(m.get("elapsed_time"))
     else:
         compile_s = opt_num(m.get("entire_frame_compile_time_s"))
     reasons = m.get("restart_reasons")
@@ -287,5 +288,5 @@ def phases(spans: Iterable[tuple[str, float, float]], per_second: float = 1.0) -
                 total, lo, hi = total + hi - lo, s, e
             else:
                 hi = max(hi, e)
-        out[name] = round((total + hi - lo) / per_second, 6)
+        out[name] = stored_s((total + hi - lo) / per_second)
     return out

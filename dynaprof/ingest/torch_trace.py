@@ -131,7 +131,7 @@ class ReadStats:
         lineno, message = self.first
         n = self.malformed
         kinds = ", ".join(f"{c} {PROBLEMS[k][c != 1]}" for k in PROBLEMS if (c := self.counts[k]))
-        raise DynaprofError(f"{self.path}:{lineno}: {message} ({n} problem{'s' * (n != 1)} in this log: {kinds})")
+        raise DynaprofError(f"{self.path}:{lineno}: {message} ({plural(n, 'problem')} in this log: {kinds})")
 
     def warnings(self) -> list[str]:
         out: list[str] = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from dynaprof.fmt import stored_s
 from dynaprof.ingest.torch_metrics import (
     FrameMetrics,
     OpenSpans,
@@ -123,7 +124,7 @@ class FrameAcc:
 
 
 def rel(us: float, origin_us: float | None) -> float:
-    return round((us - origin_us) / 1e6, 6) if origin_us is not None else 0.0
+    return stored_s((us - origin_us) / 1e6) if origin_us is not None else 0.0
 
 
 def _no_id_file(f: FrameAcc) -> str:
@@ -161,23 +162,23 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
     if start_us is not None and origin is not None:
         start_s = rel(start_us, origin)
     elif f.glog_s is not None and first_glog is not None:
-        start_s = round(max(f.glog_s - first_glog, 0.0), 6)
+        start_s = stored_s(max(f.glog_s - first_glog, 0.0))
     else:
         start_s = 0.0
     own = _own_span(f, spans)  # a backward's or compiled autograd's capture's span
     top = max(spans, key=lambda sp: sp[2]) if spans else None  # the longest span: the compile's entry point
     # the log's own measures; the metrics' time replaces them where they have one (apply_metrics)
-    compile_s = round(efc[2] / 1e6, 6) if efc is not None else None
+    compile_s = stored_s(efc[2] / 1e6) if efc is not None else None
     if own is not None:
-        compile_s = round(own[2] / 1e6, 6)
+        compile_s = stored_s(own[2] / 1e6)
     if compile_s is None and f.compile_id == NO_ID:  # no Dynamo frame: the metrics' window, else that span
         begin, end = (fm.start_us, fm.end_us) if fm is not None else (None, None)
         if begin is not None and end is not None and end >= begin:
-            compile_s = round((end - begin) / 1e6, 6)
+            compile_s = stored_s((end - begin) / 1e6)
         elif top is not None:
-            compile_s = round(top[2] / 1e6, 6)
+            compile_s = stored_s(top[2] / 1e6)
     attempts = sorted(
-        (Attempt(a, rel(st, origin), round(d / 1e6, 6)) for n, st, d, _ in spans if (a := attempt_of(n)) is not None),
+        (Attempt(a, rel(st, origin), stored_s(d / 1e6)) for n, st, d, _ in spans if (a := attempt_of(n)) is not None),
         key=lambda a: a.index,
     )
     restarts = max([f.max_attempt, *(a.index for a in attempts)])
@@ -224,7 +225,7 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
             sources=g.sources if g else {},
         ),
         phases=phases(((n, st, d) for n, st, d, _ in spans), per_second=1e6),
-        spans=[Span(n, rel(st, origin), round(d / 1e6, 6), f.thread or 0, a) for n, st, d, a in spans],
+        spans=[Span(n, rel(st, origin), stored_s(d / 1e6), f.thread or 0, a) for n, st, d, a in spans],
         fail_type=f.error,
         fail_reason=f.error_text,
         call_site=list(site),

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from dynaprof.errors import DynaprofError
+from dynaprof.fmt import stored_s
 from dynaprof.ingest.cache_keys import TraceLookups
 from dynaprof.ingest.times import iso_utc
 from dynaprof.ingest.torch_metrics import (
@@ -389,7 +390,7 @@ class _Builder:
         if start_time is None:
             start_time = self._glog_start_time()
             warnings.append("no epoch timestamps in the log: times come from glog prefixes (local clock, ms)")
-        run_spans = [Span(n, rel(s, origin), round(d / 1e6, 6), self.pid or 0, a) for n, s, d, a in self.run_spans]
+        run_spans = [Span(n, rel(s, origin), stored_s(d / 1e6), self.pid or 0, a) for n, s, d, a in self.run_spans]
         run = RunInfo(
             command=[str(self.path)], target=str(self.path), argv=[], cwd="",
             python_version=self.python_version or "", torch_version=self.torch_version,

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from dynaprof.fmt import stored_s
 from dynaprof.model.session import CacheStats, CompiledFrame
 
 #: cache name -> what the summary calls it (its label, like the categories' in ``model.session``)
@@ -90,7 +91,7 @@ class CacheTally:
                 saved = self.saved_s.get(cache)
                 out[cache] = CacheStats(
                     hits=counts.get("hit", 0), misses=counts.get("miss", 0), bypasses=counts.get("bypass", 0),
-                    time_saved_s=round(saved, 6) if saved is not None else None,
+                    time_saved_s=stored_s(saved) if saved is not None else None,
                 )  # fmt: skip
         return out
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynaprof.fmt import one_line
+from dynaprof.fmt import one_line, stored_s
 
 #: cache name -> what reports call it (``model.cache.CACHE_LABELS`` names the two it counts)
 CACHE_NAMES: dict[str, str] = {
@@ -198,5 +198,5 @@ def lookup_from_info(cache: str, info: Mapping[str, Any], outcome: str | None = 
     comps, nodes = components_of(raw) if isinstance(raw, list) else ([], [])
     return ParsedLookup(
         cache, str(state), one_line(cut(str(reason), 2000), 500) if reason else None, str(key) if key else None,
-        round(saved_s, 6) if saved_s is not None and saved_s >= 0 and state == "hit" else None, comps, nodes,
+        stored_s(saved_s) if saved_s is not None and saved_s >= 0 and state == "hit" else None, comps, nodes,
     )  # fmt: skip

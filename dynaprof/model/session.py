@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynaprof.fmt import one_line as _one_line
+from dynaprof.fmt import stored_s
 from dynaprof.model import frame_keys
 from dynaprof.model.cache_keys import CacheKeys
 
@@ -383,7 +384,7 @@ def compile_by_kind(frames: list[CompiledFrame]) -> dict[str, float]:
     out: dict[str, float] = {}
     for f in outermost_frames(frames):
         out[f.kind] = out.get(f.kind, 0.0) + (f.compile_time_s or 0.0)
-    return {k: round(out[k], 6) for k in sorted(out, key=lambda k: (*FRAME_KINDS, k).index(k))}
+    return {k: stored_s(out[k]) for k in sorted(out, key=lambda k: (*FRAME_KINDS, k).index(k))}
 
 
 @dataclass

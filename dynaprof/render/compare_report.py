@@ -140,13 +140,10 @@ def caveats(base: Session, new: Session, normalize: bool) -> list[str]:
 
 def diff_svgs(base: Session, new: Session, options: RenderOptions, names: tuple[str, str],
               normalize: bool) -> dict[str, str]:
-    """``diff-<view>.svg`` for both stack views (empty when the flamegraph renderer is missing)."""
-    try:
-        from dynaprof.analysis.stacks import build_tree
-        from dynaprof.render.flamegraph import diff_flamegraph_svg
-    except ImportError:  # pragma: no cover - ships with dynaprof
-        return {}
+    """``diff-<view>.svg`` for both stack views."""
     from dynaprof.analysis.derived import Derived
+    from dynaprof.analysis.stacks import build_tree
+    from dynaprof.render.flamegraph import diff_flamegraph_svg
 
     out = {}
     derived = {id(base): Derived(base), id(new): Derived(new)}  # each run's stacks classified once, for both views

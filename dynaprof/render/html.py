@@ -16,13 +16,12 @@ user text themselves), the package's own CSS/JS assets and the JSON island (``to
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, Literal, NamedTuple
 
 import jinja2
 from markupsafe import Markup
@@ -36,7 +35,7 @@ from dynaprof.analysis.repeats import repeat_summary
 from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session, display_name
 from dynaprof.render import cache_section
 from dynaprof.render import markdown as md
-from dynaprof.render.base import Deferred, Files, RenderContext, Renderer
+from dynaprof.render.base import Deferred, Files, RenderContext
 from dynaprof.render.cache_section import CacheSection
 from dynaprof.render.files import CALLGRAPH_SVG, REPORT_HTML
 
@@ -245,7 +244,6 @@ class FrameLinks(NamedTuple):
 
 @dataclass(frozen=True)
 class Flamegraphs:
-    available: bool
     graphs: list[Flame] = field(default_factory=list)
     frames: list[FrameLinks] = field(default_factory=list)  # links to the per-compile flamegraphs
     frames_title: str = ""
@@ -366,20 +364,13 @@ _VIEW_ORDER = {"traced": 0, "compiler": 1, "inline": 2}
 
 
 def _flamegraphs(ctx: RenderContext) -> Flamegraphs:
-    try:
-        from dynaprof.render.flamegraph import (
-            VIEW_DESCRIPTIONS,
-            available_views,
-            frame_file_names,
-            run_flamegraph,
-        )
-    except ImportError:  # pragma: no cover - the flamegraph renderer ships with dynaprof
-        return Flamegraphs(False)
+    from dynaprof.render.flamegraph import VIEW_DESCRIPTIONS, available_views, frame_file_names, run_flamegraph
+
     graphs = [Flame(view, VIEW_DESCRIPTIONS.get(view, view), view != "traced", inline_svg(run_flamegraph(ctx, view)))
               # the user-code view is drawn whole; the deeper ones sit in a fixed-height box
               for view in sorted(available_views(ctx.session), key=lambda v: _VIEW_ORDER.get(v, 9))]
     links = _frame_flame_links(ctx, frame_file_names)
-    return Flamegraphs(True, graphs, links, f"Per compile ({len(links):,})")
+    return Flamegraphs(graphs, links, f"Per compile ({len(links):,})")
 
 
 def _frame_flame_links(ctx: RenderContext,
@@ -402,32 +393,24 @@ def _frame_flame_links(ctx: RenderContext,
     return items
 
 
-def _load_renderer(module: str, func: str) -> Renderer | None:
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as e:
-        if e.name == module:
-            return None
-        raise
-    return cast(Renderer, getattr(mod, func, None))
-
-
 def _callgraph(ctx: RenderContext) -> CallGraph:
     made = ctx.memo.get("callgraph")  # what the call graph renderer made (maybe in another process)
     s = ctx.session
     if made is None and s.samples is None and not ctx.cprofile:
         # nothing to draw: skip the call graph renderer and its imports (networkx)
         return CallGraph("no call graph: this session has no samples or cProfile data.")
-    render = None if made is not None else _load_renderer("dynaprof.render.callgraph", "render_callgraph")
-    files = dict(made) if made is not None else render(ctx) if render is not None else {}
+    if made is None:
+        from dynaprof.render.callgraph import render_callgraph  # here: networkx only when drawn
+
+        made = render_callgraph(ctx)
+    files = dict(made)
     svg = files.get(CALLGRAPH_SVG)
     if isinstance(svg, Deferred):
         svg = svg.result()
     if isinstance(svg, bytes):
         svg = svg.decode("utf-8", "replace")
     if not svg:
-        why = "call graph renderer not available" if render is None else "no call graph (Graphviz `dot` not run)"
-        return CallGraph(why + ".")
+        return CallGraph("no call graph (Graphviz `dot` not run).")
     return CallGraph(svg=inline_svg(svg))
 
 
@@ -502,9 +485,9 @@ def _facts(items: Iterable[tuple[str, object]]) -> list[tuple[str, str]]:
 def _frame(f: CompiledFrame) -> FrameView:
     pills = [Pill(f.status, "bad")] if f.status != "ok" else []
     if f.restarts:
-        pills.append(Pill(f"{f.restarts} restart{'s' * (f.restarts != 1)}", "warn"))
+        pills.append(Pill(f"{fmt.plural(f.restarts, 'restart')}", "warn"))
     if f.graph_breaks:
-        pills.append(Pill(f"{f.graph_breaks} graph break{'s' * (f.graph_breaks != 1)}", "warn"))
+        pills.append(Pill(f"{fmt.plural(f.graph_breaks, 'graph break')}", "warn"))
     if f.recompile_reason:
         pills.append(Pill("recompile", "warn"))
     pills.append(Pill(f"{fmt.count(f.guard_count)} guards"))

@@ -172,7 +172,7 @@ def totals_line(session: Session) -> str:
     frames = int(t["frames"] or 0)
     parts = [
         f"{fmt.seconds(session.total_compile_s)} compiling",
-        f"{frames:,} compiled frame{'s' * (frames != 1)}",
+        f"{fmt.plural(frames, 'compiled frame')}",
         _noun(_int(t["restarts"]), "restart"),
         _noun(_int(t["graph_breaks"]), "graph break"),
         _noun(_int(t["guards"]), "guard"),
@@ -185,7 +185,7 @@ def totals_line(session: Session) -> str:
 
 
 def _noun(n: int | None, noun: str) -> str:
-    return f"{fmt.count(n)} {noun}{'' if n == 1 else 's'}"
+    return fmt.plural(n, noun)
 
 
 def _int(v: float | int | None) -> int | None:

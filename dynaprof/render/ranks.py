@@ -64,7 +64,7 @@ def slowest_line(s: RankSummary) -> str:
 
 def ranks_text(s: RankSummary, max_rows: int = 12) -> str:
     lines = [f"dynaprof: {fmt.terminal_safe(fmt.one_line(s.target, 100))} on {len(s.ranks)} of {s.world_size} "
-             f"rank{'s' * (s.world_size != 1)} (merged view)", ""]
+             f"rank{'' if s.world_size == 1 else 's'} (merged view)", ""]
     rows = [[str(t.rank), *_rank_cells(t)] for t in s.ranks]
     lines += ["  " + r for r in fmt.table(["rank", *_RANK_HEADER], rows, "rrrrrrrrr")]
     lines += ["", f"  slowest: {slowest_line(s)}"]
@@ -75,7 +75,7 @@ def ranks_text(s: RankSummary, max_rows: int = 12) -> str:
         if len(s.ranks) > 1:
             lines.append("  no divergence: every rank compiled the same frames with the same guards and graph breaks")
         return "\n".join(lines) + "\n"
-    lines.append(f"  {nd} divergence{'s' * (nd != 1)} between ranks (a cause of collective hangs):")
+    lines.append(f"  {fmt.plural(nd, 'divergence')} between ranks (a cause of collective hangs):")
     for d in s.divergences[:max_rows]:
         lines.append(f"    {d.kind:<12} {fmt.terminal_safe(fmt.one_line(d.message, 160))}")
     if nd > max_rows:

@@ -119,7 +119,7 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
     lines += [_ROW + "  " + row for row in _frames_table(shown, width)]
     if rest:
         rest_s = sum(f.compile_time_s or 0.0 for f in rest)
-        lines.append(f"  ... and {len(rest):,} more frame{'s' * (len(rest) != 1)} ({fmt.seconds(rest_s)})")
+        lines.append(f"  ... and {fmt.plural(len(rest), 'more frame')} ({fmt.seconds(rest_s)})")
     lines.append("")
     lines.append(
         f"  total: {_n(t['frames'], 'compiled frame')}, {fmt.seconds(total)} compile, "
@@ -172,11 +172,8 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
 
 
 def _n(v: float | int | None, noun: str) -> str:
-    """``1 restart``, ``3 restarts``, ``? guards`` (unknown)."""
-    if v is None:
-        return f"? {noun}s"
-    k = int(v)
-    return f"{k:,} {noun}{'s' * (k != 1)}"
+    """``1 restart``, ``3 restarts``, ``? guards`` (unknown): a total, a float in ``totals``."""
+    return fmt.plural(None if v is None else int(v), noun)
 
 
 #: the summary's width; the cause x phase table fits in it
