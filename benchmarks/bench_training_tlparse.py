@@ -17,7 +17,7 @@ the backward entries (``kind: backward``) of the imported log and of the live se
   and "No failures!" is an entry with status ``ok``.
 
 Prints one line per backend and source, and each mismatch; exit status 1 when any. The test
-``tests/test_training.py::test_backward_pages_agree_with_tlparse`` calls ``compare``.
+``tests/e2e/test_training.py::test_backward_pages_agree_with_tlparse`` calls ``compare``.
 """
 
 from __future__ import annotations

@@ -5,15 +5,22 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import types
+import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
 from dynaprof.analysis import pstats_tools as pt
 from dynaprof.model import GraphBreak, PropertyTrace, Session, Stack
 from dynaprof.render.html import CSP
 from tests.factories import SP, FunctionTable, frame, make_session
+
+#: the tests folder (its ``data/`` and ``golden/``) and the repository root, wherever a test lives
+TESTS_DIR = Path(__file__).resolve().parent
+ROOT_DIR = TESTS_DIR.parent
 
 # -- processes ------------------------------------------------------------------------------------
 
@@ -276,3 +283,54 @@ JOURNAL: list[dict[str, Any]] = [
     {"t": "device", "device": "cpu"},
     {"t": "end", "exit_status": 0, "reason": "exited", "ts": 3.3},
 ]  # fmt: skip
+
+
+# -- journal records against their types -----------------------------------------------------------
+
+
+def _conforms(value: Any, hint: Any, where: str) -> list[str]:
+    """Where ``value`` is not of the type ``hint`` (JSON's: a float may be written as an integer)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return []
+    if hint is type(None):
+        return [] if value is None else [f"{where}: {value!r} is not None"]
+    if origin in (typing.Union, types.UnionType):
+        for h in args:
+            if not _conforms(value, h, where):
+                return []
+        return [f"{where}: {str(value)[:80]!r} is none of {hint}"]
+    if origin is typing.Literal:
+        return [] if value in args else [f"{where}: {value!r} is not one of {args}"]
+    if typing.is_typeddict(hint):
+        return typeddict_problems(value, hint, where)
+    if origin is list:
+        if not isinstance(value, list):
+            return [f"{where}: {str(value)[:80]!r} is not a list"]
+        return [p for i, v in enumerate(value) for p in _conforms(v, args[0], f"{where}[{i}]")]
+    if origin is dict:
+        if not isinstance(value, dict):
+            return [f"{where}: {str(value)[:80]!r} is not an object"]
+        return [p for k, v in value.items()
+                for p in (*_conforms(k, args[0], where), *_conforms(v, args[1], f"{where}.{k}"))]  # fmt: skip
+    if hint is float:
+        ok = type(value) in (int, float)
+    elif hint is int:
+        ok = type(value) is int
+    else:
+        ok = type(value) is hint
+    return [] if ok else [f"{where}: {str(value)[:80]!r} is not {hint.__name__}"]
+
+
+def typeddict_problems(value: Any, td: Any, where: str) -> list[str]:
+    """Where a JSON object is not of the TypedDict ``td`` (journal records against their types)."""
+    if not isinstance(value, dict):
+        return [f"{where}: not an object"]
+    keys = set(value)
+    problems = [f"{where}: key {k!r} is not in {td.__name__}" for k in sorted(keys - td.__required_keys__
+                                                                            - td.__optional_keys__)]
+    problems += [f"{where}: required key {k!r} missing" for k in sorted(td.__required_keys__ - keys)]
+    hints = typing.get_type_hints(td)
+    for k in sorted(keys & set(hints)):
+        problems += _conforms(value[k], hints[k], f"{where}.{k}")
+    return problems

@@ -3,7 +3,7 @@
 It reuses the previous sample's frames (held by strong reference) and reads translator and
 attempt-loop locals through ``f_locals``. Both perturb the profiled program: a held frame whose
 function returned is finalized inside the *next* signal, in the middle of Dynamo's tracing, and
-``f_locals`` caches every local on the frame. tests/test_differential.py runs the corpus with it
+``f_locals`` caches every local on the frame. tests/e2e/test_differential.py runs the corpus with it
 to show the differential check catches that. Never used otherwise.
 """
 

@@ -32,7 +32,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 #: Test-only switch: ``DYNAPROF_LEGACY_WALKER=1`` selects the first version's walker, which kept
 #: the previous sample's frames alive and read translator locals. It perturbs the profiled program
-#: (tests/test_differential.py shows it); it exists so the differential check can prove it fails.
+#: (tests/e2e/test_differential.py shows it); it exists so the differential check can prove it fails.
 LEGACY_WALKER_ENV = "DYNAPROF_LEGACY_WALKER"
 
 FunctionKey = tuple[str, str, int, str]  # name, filename, first line, kind

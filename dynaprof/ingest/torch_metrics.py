@@ -4,7 +4,7 @@ and from a TORCH_TRACE log.
 Both importers use this module: ``ingest.assemble`` (the journal's ``metrics`` and ``span``
 records) and ``ingest.trace_to_session`` / ``trace_frames`` (a log's ``compilation_metrics`` records and
 chromium events). So a compile's ``CompiledFrame`` reads the same whichever way it came;
-``tests/test_journal_schema.py`` builds one compile both ways and compares.
+``tests/e2e/test_journal_schema.py`` builds one compile both ways and compares.
 
 * values: ``num`` / ``req_int`` (a value the record needs: ``ValueError`` skips the record),
   ``opt_num``, ``opt_int``, ``opt_str``, ``strs`` (unknown: ``None``, or an empty list);

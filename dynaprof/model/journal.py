@@ -3,7 +3,7 @@
 The writers (``dynaprof.capture``: ``core``, ``child``, ``recorder`` and ``hooks``, ``cprofile``)
 build their records as these types and the reader (``dynaprof.ingest.assemble``) reads them through the same
 types, so ``mypy --strict`` checks every key on both sides. The rule is: what is written is read
-(``tests/test_journal_schema.py`` checks it on a real capture), or it is not written.
+(``tests/e2e/test_journal_schema.py`` checks it on a real capture), or it is not written.
 
 These types describe what this version writes. Readers also accept older journals: a key they
 do not know is ignored, a key that is missing reads as unknown (``None``, or the field's default),

@@ -7,7 +7,7 @@ land. py-spy runs are checked up front (``dynaprof.capture.pyspy.preflight``) an
 reason where py-spy cannot attach; a run whose session says it used another sampler than the one
 asked for is skipped too, never counted as a py-spy run.
 
-Used by ``tests/test_differential.py`` and ``benchmarks/bench_differential.py``; also a CLI::
+Used by ``tests/e2e/test_differential.py`` and ``benchmarks/bench_differential.py``; also a CLI::
 
     .venv/bin/python tests/differential/harness.py --repeat 3 --modes builtin,none
     .venv/bin/python tests/differential/harness.py tests/differential/scripts/finalizer_during_compile.py

@@ -10,7 +10,6 @@ import json
 from fnmatch import fnmatch
 from html.parser import HTMLParser
 from importlib import resources
-from pathlib import Path
 
 import jinja2
 import pytest
@@ -25,8 +24,9 @@ from dynaprof.render.compare_report import render_compare
 from dynaprof.render.html import Col, environment, inline_svg, render_html, table
 from dynaprof.render.ranks import RankComparison, compare_index, ranks_html
 from tests.factories import SP, FunctionTable, frame, make_session
+from tests.helpers import ROOT_DIR
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT_DIR
 
 
 def H(field: str) -> str:

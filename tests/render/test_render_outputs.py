@@ -13,8 +13,7 @@ from dynaprof.render.base import Deferred, RenderContext, RenderOptions
 from dynaprof.render.folded import folded_text, render_folded
 from dynaprof.render.speedscope import render_speedscope
 from dynaprof.run_folder import writer
-
-from .factories import frame, make_session, seed_session
+from tests.factories import frame, make_session, seed_session
 
 
 def _tree(d: Path) -> dict[str, bytes]:

@@ -2,7 +2,7 @@
 
 The corpus is ``tests/differential/scripts/``; the harness is ``tests/differential/harness.py``.
 The default suite runs a few scripts under the builtin sampler and with no sampler; the whole
-corpus in every mode, repeated, is marked ``slow`` (``pytest -m slow tests/test_differential.py``).
+corpus in every mode, repeated, is marked ``slow`` (``pytest -m slow tests/e2e/test_differential.py``).
 The check is shown to fail: with the test-only switch that restores the old frame-retaining stack
 walker, the harness must report the perturbation on ``finalizer_during_compile.py``.
 """

@@ -29,9 +29,9 @@ from dynaprof.ingest.assemble import OWN_METRICS, ParentFacts, _Builder, assembl
 from dynaprof.ingest.trace_to_session import import_torch_trace
 from dynaprof.model.journal import JOURNAL_SCHEMA, RECORD_TYPES, JournalRecord, span_args
 from dynaprof.model.session import CompiledFrame, Session
-from tests.helpers import JOURNAL
+from tests.helpers import JOURNAL, ROOT_DIR, typeddict_problems
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = ROOT_DIR
 LOGS = ROOT / "tests" / "data" / "torch_trace"
 
 #: graph break, recompile, reset, parametrized property, a lazy backward compile
@@ -83,10 +83,10 @@ f(torch.randn(8))
 #: record types the capture above must write (unfinished: only when a compile outlives the run;
 #: warn: only when something is worth one)
 #: (kernel_wait: written only where Inductor's compile workers build kernels; read back from a
-#: journal in tests/test_kernel_waits.py, and seen end to end on Inductor there; key_part and
+#: journal in tests/unit/test_kernel_waits.py, and seen end to end on Inductor there; key_part and
 #: cache_lookup: only where Inductor's caches are looked up, checked against their types on a real
-#: Inductor capture in tests/test_cache_real.py; work: only where Inductor compiles a graph, read
-#: back end to end in tests/test_kernel_waits.py)
+#: Inductor capture in tests/e2e/test_cache_real.py; work: only where Inductor compiles a graph, read
+#: back end to end in tests/unit/test_kernel_waits.py)
 EXPECTED = set(RECORD_TYPES) - {"unfinished", "warn", "kernel_wait", "key_part", "cache_lookup", "work"}
 #: written keys the assembler may leave unread, with the reason: none
 ALLOWED_UNREAD: dict[str, str] = {}
@@ -129,53 +129,6 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> list[Capture]:
     return out
 
 
-def _conforms(value: Any, hint: Any, where: str) -> list[str]:
-    """Where ``value`` is not of the type ``hint`` (JSON's: a float may be written as an integer)."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if hint is Any:
-        return []
-    if hint is type(None):
-        return [] if value is None else [f"{where}: {value!r} is not None"]
-    if origin in (typing.Union, types.UnionType):
-        for h in args:
-            if not _conforms(value, h, where):
-                return []
-        return [f"{where}: {str(value)[:80]!r} is none of {hint}"]
-    if origin is typing.Literal:
-        return [] if value in args else [f"{where}: {value!r} is not one of {args}"]
-    if typing.is_typeddict(hint):
-        return _typeddict_problems(value, hint, where)
-    if origin is list:
-        if not isinstance(value, list):
-            return [f"{where}: {str(value)[:80]!r} is not a list"]
-        return [p for i, v in enumerate(value) for p in _conforms(v, args[0], f"{where}[{i}]")]
-    if origin is dict:
-        if not isinstance(value, dict):
-            return [f"{where}: {str(value)[:80]!r} is not an object"]
-        return [p for k, v in value.items()
-                for p in (*_conforms(k, args[0], where), *_conforms(v, args[1], f"{where}.{k}"))]  # fmt: skip
-    if hint is float:
-        ok = type(value) in (int, float)
-    elif hint is int:
-        ok = type(value) is int
-    else:
-        ok = type(value) is hint
-    return [] if ok else [f"{where}: {str(value)[:80]!r} is not {hint.__name__}"]
-
-
-def _typeddict_problems(value: Any, td: Any, where: str) -> list[str]:
-    if not isinstance(value, dict):
-        return [f"{where}: not an object"]
-    keys = set(value)
-    problems = [f"{where}: key {k!r} is not in {td.__name__}" for k in sorted(keys - td.__required_keys__
-                                                                            - td.__optional_keys__)]
-    problems += [f"{where}: required key {k!r} missing" for k in sorted(td.__required_keys__ - keys)]
-    hints = typing.get_type_hints(td)
-    for k in sorted(keys & set(hints)):
-        problems += _conforms(value[k], hints[k], f"{where}.{k}")
-    return problems
-
-
 @pytest.mark.torch
 def test_every_record_written_is_of_its_type(captured: list[Capture]) -> None:
     seen: set[str] = set()
@@ -187,7 +140,7 @@ def test_every_record_written_is_of_its_type(captured: list[Capture]) -> None:
                 problems.append(f"record {i}: unknown type {t!r}")
                 continue
             seen.add(t)
-            problems += _typeddict_problems(r, RECORD_TYPES[t], f"{t} (record {i})")
+            problems += typeddict_problems(r, RECORD_TYPES[t], f"{t} (record {i})")
     assert problems == [], "\n".join(problems[:40])
     assert seen >= EXPECTED, f"the capture wrote no {sorted(EXPECTED - seen)} record"
     starts = [r for cap in captured for r in cap.records if r["t"] == "start"]
@@ -481,7 +434,7 @@ def test_a_logs_compiles_read_the_same_from_a_journal(log: str) -> None:
     path = LOGS / log
     records = _journal_of_log(path)
     for r in records:  # what the converter wrote is what the capture may write
-        problems = _typeddict_problems(r, RECORD_TYPES[r["t"]], r["t"])
+        problems = typeddict_problems(r, RECORD_TYPES[r["t"]], r["t"])
         assert problems == [], problems
     journal = assemble(iter(records), ParentFacts(command=["test"], exit_status=None, sampler="none"))
     trace = import_torch_trace(path)

@@ -10,12 +10,13 @@ import pytest
 import dynaprof
 from dynaprof.ingest.trace_to_session import import_torch_trace
 from dynaprof.render.terminal import summary_text
+from tests.helpers import TESTS_DIR
 
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.torch
 
-DATA = Path(__file__).parent / "data" / "torch_trace"
+DATA = TESTS_DIR / "data" / "torch_trace"
 
 
 def _double(x: Any) -> Any:
@@ -179,7 +180,7 @@ def test_a_graph_break_counts_the_frame_and_its_resume_function_each(tmp_path: P
 
 
 def test_older_sessions_load_with_unknown_calls() -> None:
-    s = dynaprof.load_session(Path(__file__).parent / "data" / "sessions" / "schema1.json")
+    s = dynaprof.load_session(TESTS_DIR / "data" / "sessions" / "schema1.json")
     assert s.frames
     assert all(fr.calls is None and fr.eager_fallback_calls is None and fr.recompile_limit_hit is None
                for fr in s.frames)

@@ -7,7 +7,7 @@ Two real runs shared by the checks (eager backend, CPU), plus one for a fork wit
 * ``odd.py``: ten ``torch._dynamo.reset()`` generations, a backend that raises, recursion Dynamo
   inlines 60 levels deep, ``os.fork()`` (the child compiles too), and ``os._exit`` at the end.
 
-A script with no compile at all is covered by tests/test_run_semantics.py.
+A script with no compile at all is covered by tests/e2e/test_run_semantics.py.
 """
 
 from __future__ import annotations

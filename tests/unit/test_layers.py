@@ -12,7 +12,9 @@ import re
 from functools import cache
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "dynaprof"
+from tests.helpers import ROOT_DIR
+
+PACKAGE = ROOT_DIR / "dynaprof"
 
 #: layer -> the layers it may import (besides itself and the leaves below)
 ALLOWED: dict[str, frozenset[str]] = {
@@ -94,7 +96,7 @@ def layer(module: str) -> str:
 
 def test_every_module_has_a_layer() -> None:
     for module in _modules():
-        assert layer(module) in {*ALLOWED, "leaf"}, f"{module}: not in a layer (add it to tests/test_layers.py)"
+        assert layer(module) in {*ALLOWED, "leaf"}, f"{module}: not in a layer (add it to tests/unit/test_layers.py)"
 
 
 def test_leaves_import_nothing_of_dynaprof() -> None:

@@ -20,9 +20,9 @@ from dynaprof.render.markdown import summary_markdown
 from dynaprof.render.terminal import summary_text
 from tests.conftest import run_dynaprof
 from tests.factories import frame, make_session
-from tests.helpers import JOURNAL, TID, unwrap
+from tests.helpers import JOURNAL, TESTS_DIR, TID, unwrap
 
-DATA = Path(__file__).resolve().parent / "data" / "torch_trace"
+DATA = TESTS_DIR / "data" / "torch_trace"
 
 
 

@@ -24,8 +24,7 @@ from dynaprof.analysis.stacks import (
 from dynaprof.fmt import safe_key
 from dynaprof.model import FunctionRef, InlineStack, Session, Stack
 from dynaprof.model.session import PHASES
-
-from .factories import DYN, SP, FunctionTable, frame, make_session, seed_session
+from tests.factories import DYN, SP, FunctionTable, frame, make_session, seed_session
 
 
 def two_frame_session() -> Session:

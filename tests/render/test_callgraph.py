@@ -20,8 +20,9 @@ from dynaprof.model.session import FunctionRef
 from dynaprof.render import callgraph as rcg
 from dynaprof.render.base import RenderContext, RenderOptions
 from tests.factories import seed_session
+from tests.helpers import TESTS_DIR
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = TESTS_DIR / "golden"
 P = "/venv/lib/python3.11/site-packages/"
 CF, SC = P + "torch/_dynamo/convert_frame.py", P + "torch/_dynamo/symbolic_convert.py"
 UD, FN = P + "torch/_dynamo/variables/user_defined.py", P + "torch/_dynamo/variables/functions.py"

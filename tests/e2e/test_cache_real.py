@@ -20,8 +20,7 @@ from dynaprof.model.session import Session
 from dynaprof.model.store import load_session
 from dynaprof.render.markdown import md_escape
 from tests.conftest import run_dynaprof
-from tests.helpers import unwrap
-from tests.test_journal_schema import _typeddict_problems
+from tests.helpers import typeddict_problems, unwrap
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
@@ -187,7 +186,7 @@ def test_journal_records_are_of_their_types(runs: dict[str, Any], monkeypatch: p
     kinds = {rec["t"] for rec in records}
     assert {"key_part", "cache_lookup"} <= kinds
     problems = [p for i, rec in enumerate(records) if rec["t"] in ("key_part", "cache_lookup")
-                for p in _typeddict_problems(rec, RECORD_TYPES[rec["t"]], f"{rec['t']} {i}")]  # fmt: skip
+                for p in typeddict_problems(rec, RECORD_TYPES[rec["t"]], f"{rec['t']} {i}")]  # fmt: skip
     assert problems == []
 
 

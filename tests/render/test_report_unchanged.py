@@ -10,8 +10,7 @@ from dynaprof.cli import main
 from dynaprof.model.store import SESSION_FILE, load_session
 from dynaprof.render.base import RenderOptions
 from dynaprof.run_folder.writer import derived_data, write_run_folder
-
-from .factories import seed_session
+from tests.factories import seed_session
 
 
 def _run_folder(tmp_path: Path) -> Path:

@@ -28,8 +28,9 @@ from dynaprof.ingest.trace_to_session import import_torch_trace, import_torch_tr
 from dynaprof.model.session import Session
 from dynaprof.model.store import session_from_text, session_to_text
 from tests.conftest import load_benchmark
+from tests.helpers import ROOT_DIR
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = ROOT_DIR
 DATA = ROOT / "tests" / "data" / "torch_trace"
 SCRIPTS = DATA / "scripts"
 VENV_BIN = Path(sys.executable).parent

@@ -19,8 +19,9 @@ from dynaprof.render.base import RenderOptions
 from dynaprof.render.registry import RENDERERS
 from dynaprof.run_folder import writer
 from tests.factories import DYN, SP, FunctionTable, frame, make_session, seed_session
+from tests.helpers import TESTS_DIR
 
-DATA = Path(__file__).resolve().parent / "data" / "sessions"
+DATA = TESTS_DIR / "data" / "sessions"
 
 #: markup, entities, quotes, newlines, right-to-left override, control and escape characters
 HOSTILE = "<evil>&amp;\"q\" 'a'\n\r\tx\u202eevil\u202c\x00\x07\x1b[31m]]></script>\u2028;|`*"

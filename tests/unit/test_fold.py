@@ -8,7 +8,6 @@ import gzip
 import re
 import xml.etree.ElementTree as ET
 from functools import cache
-from pathlib import Path
 
 import pytest
 
@@ -24,8 +23,9 @@ from dynaprof.render.callgraph import callgraph_dot
 from dynaprof.render.flamegraph import flamegraph_svg
 from dynaprof.render.folded import render_folded
 from tests.factories import DYN, SP, FunctionTable, frame, make_session
+from tests.helpers import TESTS_DIR
 
-SEED = Path(__file__).parent / "data" / "sessions" / "seed_parametrized_linear.json.gz"
+SEED = TESTS_DIR / "data" / "sessions" / "seed_parametrized_linear.json.gz"
 SC = DYN + "symbolic_convert.py"
 NS = "{http://www.w3.org/2000/svg}"
 

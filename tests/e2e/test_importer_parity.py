@@ -16,6 +16,7 @@ from dynaprof.ingest.trace_to_session import import_torch_trace
 from dynaprof.model.session import CompiledFrame, Session
 from dynaprof.model.store import load_session
 from tests.conftest import profile
+from tests.helpers import TESTS_DIR
 
 pytestmark = pytest.mark.torch
 
@@ -102,7 +103,7 @@ def test_both_importers_write_the_start_time_alike(both: tuple[Session, Session]
 def test_an_imported_logs_restarts_have_their_details(tmp_path: Path) -> None:
     """The log import derives the restart details as the journal's reader does (they were left
     empty: an imported log's report showed no restart reasons)."""
-    session = import_torch_trace(Path(__file__).parent / "data" / "torch_trace" / "restart.log.gz")
+    session = import_torch_trace(TESTS_DIR / "data" / "torch_trace" / "restart.log.gz")
     restarted = [f for f in session.frames if f.restarts]
     assert restarted and all(f.restart_details for f in restarted)
     assert all(d.text and (d.count is None or d.count >= 1) for f in restarted for d in f.restart_details)

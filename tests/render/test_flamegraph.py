@@ -26,9 +26,8 @@ from dynaprof.render.flamegraph import (
 )
 from dynaprof.render.flamegraph_layout import layout
 from dynaprof.render.flamegraph_svg import fit_label, xml_attr, xml_text
+from tests.factories import DYN, FunctionTable, frame, make_session, seed_session
 from tests.helpers import playwright
-
-from .factories import DYN, FunctionTable, frame, make_session, seed_session
 
 NS = "{http://www.w3.org/2000/svg}"
 HOSTILE = ["<script>alert(1)</script>", "say \"hi\" & 'bye'", "end]]>here", "two\nlines", "ctl\x01char"]

@@ -13,8 +13,7 @@ from dynaprof.model import InlineStack, Session, Stack
 from dynaprof.render.base import RenderContext
 from dynaprof.render.folded import folded_text, render_folded
 from dynaprof.render.speedscope import SCHEMA_URL, render_speedscope
-
-from .factories import DYN, FunctionTable, frame, make_session, seed_session
+from tests.factories import DYN, FunctionTable, frame, make_session, seed_session
 
 
 def multi_session() -> Session:

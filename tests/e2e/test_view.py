@@ -22,9 +22,9 @@ from dynaprof.analysis import pstats_tools as pt
 from dynaprof.cli import main
 from dynaprof.ingest.prof_files import load_table
 from dynaprof.run_folder import prof_files
-from tests.helpers import CHROMIUM, CHROMIUM_ARGS, default_sigint, dynamo_like, playwright
+from tests.helpers import CHROMIUM, CHROMIUM_ARGS, ROOT_DIR, default_sigint, dynamo_like, playwright
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT_DIR
 
 
 def start_view(*args: str) -> tuple[subprocess.Popen[str], str]:

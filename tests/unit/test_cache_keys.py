@@ -1,6 +1,6 @@
 """Cache lookups and why they missed: the model (parsing torch's cache info), the analysis on
 hand-built sessions, both importers (a hand-written journal and TORCH_TRACE snippet), the
-session format, and the Cache section of the reports. The real caches: tests/test_cache_real.py."""
+session format, and the Cache section of the reports. The real caches: tests/e2e/test_cache_real.py."""
 
 from __future__ import annotations
 
@@ -31,9 +31,9 @@ from dynaprof.render.html import report_html
 from dynaprof.render.markdown import summary_markdown
 from dynaprof.render.terminal import summary_text
 from tests.factories import frame, make_session
-from tests.helpers import JOURNAL, unwrap
+from tests.helpers import JOURNAL, TESTS_DIR, unwrap
 
-DATA = Path(__file__).parent / "data" / "torch_trace"
+DATA = TESTS_DIR / "data" / "torch_trace"
 
 CODE = """GraphModule()
 

@@ -1,0 +1,1 @@
+"""The HTML pages and SVGs in headless Chromium."""

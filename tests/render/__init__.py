@@ -1,0 +1,1 @@
+"""Renderers, structurally: every output from hand-built sessions."""
