@@ -33,6 +33,17 @@ class KernelWait:
     shares: list[tuple[int, float]]
 
 
+def unmeasured_share(wait: KernelWait) -> float:
+    """The fraction of a wait that no kernel's measured build accounts for (kept on unknown). A
+    measured kernel whose own cause is unknown (its nodes had no provenance) is not part of it."""
+    measured = sum(s for _, s in wait.shares if s > 0)
+    if measured <= 0:
+        return 0.0 if wait.shares and not wait.unmeasured else 1.0
+    if wait.unmeasured and wait.seconds > 0:
+        return 1.0 - min(1.0, measured / wait.seconds)
+    return 0.0
+
+
 def weights(wait: KernelWait, unknown: int) -> list[tuple[int, float]]:
     """(cause id, fraction of the wait's samples) for one wait; fractions add up to 1."""
     measured = sum(s for _, s in wait.shares if s > 0)
@@ -81,8 +92,8 @@ def split_waits(
         counts = _split_counts(st.samples, [f for _, f in parts])
         for (cid, frac), n in zip(parts, counts, strict=True):
             out.append(replace(st, cause=cid, samples=n, seconds=round(st.seconds * frac, 9)))
-            if cid == unknown and st.frame is not None:
-                unmeasured[st.frame] = unmeasured.get(st.frame, 0.0) + st.seconds * frac
+        if st.frame is not None and (share := unmeasured_share(wait)) > 0:
+            unmeasured[st.frame] = unmeasured.get(st.frame, 0.0) + st.seconds * share
     if unknown == len(functions) and any(st.cause == unknown for st in out):
         functions.append(UNKNOWN_CAUSE)
     for key, seconds in unmeasured.items():

@@ -179,3 +179,15 @@ def test_kernel_compile_keeps_its_cause_in_process_and_in_a_worker(tmp_path: Pat
     ops, ir_nodes, kernels = work[0]
     assert ops is not None and ops >= 4 and ir_nodes is not None and ir_nodes >= 2
     assert kernels is not None and kernels >= 2
+
+
+def test_a_measured_kernel_of_unknown_cause_is_not_an_unmeasured_wait() -> None:
+    """A kernel without provenance (a tensor subclass's nodes) whose build was timed: the wait goes
+    to its cause, unknown, but nothing of it is counted as unmeasured."""
+    from dynaprof.ingest.kernel_waits import unmeasured_share
+
+    measured_unknown = KernelWait("0/0", 3, 0.5, 0, [(9, 0.8)])
+    assert dict(weights(measured_unknown, 9)) == {9: 1.0} and unmeasured_share(measured_unknown) == 0.0
+    assert unmeasured_share(KernelWait("0/0", 3, 0.5, 2, [])) == 1.0
+    assert unmeasured_share(KernelWait("0/0", 3, 2.0, 1, [(1, 0.5)])) == 0.75
+    assert unmeasured_share(KernelWait("0/0", 3, 0.2, 0, [(1, 0.0)])) == 0.0  # loaded, nothing built
