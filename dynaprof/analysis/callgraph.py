@@ -32,7 +32,6 @@ import networkx as nx
 from dynaprof import fmt
 from dynaprof.analysis.attribution import PARAMETRIZATION_COLOUR
 from dynaprof.analysis.causes import (
-    PARAMETRIZE_FILE,
     is_parametrization,
     property_signature_step,
     stack_phase,
@@ -42,7 +41,7 @@ from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.fold import FOLD_KIND, FOLD_KINDS, FOLD_PROPERTY_KIND
 from dynaprof.analysis.pstats_tools import FuncKey, PStatsTable, total_time
 from dynaprof.analysis.stacks import COLOUR_ORDER
-from dynaprof.model.session import CAUSE_PARAMETRIZATION, GROUP_OF, FunctionRef, Session, Stack
+from dynaprof.model.session import CAUSE_PARAMETRIZATION, GROUP_OF, PARAMETRIZE_FILE, FunctionRef, Session, Stack
 
 
 @dataclass

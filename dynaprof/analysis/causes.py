@@ -28,6 +28,7 @@ from dynaprof.model.session import (
     CAUSE_UNKNOWN,
     CAUSE_WHOLE_GRAPH,
     GROUP_OF,
+    PARAMETRIZE_FILE,
     PHASES,
     UNNAMED_CAUSES,
     Axes,
@@ -36,7 +37,6 @@ from dynaprof.model.session import (
     Stack,
 )
 
-PARAMETRIZE_FILE = "torch/nn/utils/parametrize.py"
 #: (file suffix, function name) of the frames where Dynamo resolves an ``@property``, outer then
 #: inner: the compiler stack's signature of a property read, for samples and cProfile data that have
 #: no traced stack (py-spy and cProfile cannot read frame locals)

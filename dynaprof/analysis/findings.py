@@ -11,13 +11,14 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from dynaprof import fmt
-from dynaprof.analysis.causes import PARAMETRIZE_FILE, phase_seconds
+from dynaprof.analysis.causes import phase_seconds
 from dynaprof.model.session import (
     CATEGORY_LABELS,
     CAUSE_PARAMETRIZATION,
     CAUSE_TOOLCHAIN,
     CAUSE_UNKNOWN,
     CAUSE_WHOLE_GRAPH,
+    PARAMETRIZE_FILE,
     PHASE_LABELS,
     UNNAMED_CAUSES,
     CompiledFrame,

@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from dynaprof.capture.stacks import FunctionKey
+from dynaprof.model.session import PARAMETRIZE_FILE
 
-PARAMETRIZE_FILE = "/torch/nn/utils/parametrize.py"
 CAUSE_PARAMETRIZATION = "cause:parametrization"
 CAUSE_USER = "cause:user"
 CAUSE_MIXED = "cause:mixed"

@@ -130,6 +130,9 @@ if set(GROUP_OF) != set(PHASES):  # pragma: no cover - a table error, caught by 
 CAUSE_WHOLE_GRAPH = "whole graph"
 CAUSE_UNKNOWN = "unknown (no provenance)"
 CAUSE_PARAMETRIZATION = "parametrization"
+#: the module whose injected ``@property`` (and its ``get_parametrized``) is parametrization machinery:
+#: the one spelling capture's provenance and the analysis's cause rules both match paths against
+PARAMETRIZE_FILE = "/torch/nn/utils/parametrize.py"
 #: the one-time toolchain setup of a process's first C++ kernel where kernels of several causes
 #: were built (any of them would have paid it): not graph work, so not ``whole graph``
 CAUSE_TOOLCHAIN = "first C++ kernel's toolchain setup"
