@@ -42,16 +42,17 @@ METRICS: dict[str, str] = {
     "aot_ops": "FX ops after AOT autograd (Inductor's input)",
     "ir_nodes": "Inductor IR nodes",
     "kernels": "kernels generated",
+    "python_calls": "Python calls while compiling (cProfile)",
     "parametrization_s": "parametrized property tracing (exact)",
     "sampled_s": "sampled time",
 }
 #: exact work counts (not timed, so not noisy): their change is shown as an exact difference
-WORK_COUNTS = frozenset({"instructions", "fx_nodes", "fx_ops", "aot_ops", "ir_nodes", "kernels"})
+WORK_COUNTS = frozenset({"instructions", "fx_nodes", "fx_ops", "aot_ops", "ir_nodes", "kernels", "python_calls"})
 #: the per-compile work counts compared frame by frame (``CompiledFrame`` fields), with their labels
 FRAME_WORK: dict[str, str] = {
     "ir_count": "instructions", "inlined_calls": "inlined calls", "graph_node_count": "FX nodes",
     "graph_op_count": "FX ops", "aot_graph_ops": "ops after AOT", "inductor_ir_nodes": "IR nodes",
-    "inductor_kernels": "kernels", "guard_count": "guards", "restarts": "restarts",
+    "inductor_kernels": "kernels", "python_calls": "Python calls", "guard_count": "guards", "restarts": "restarts",
 }
 FRAME_METRICS = ("compile_s", "calls", "restarts", "guards", "inlined_calls", "graph_breaks", "parametrization_s")
 
@@ -146,6 +147,7 @@ def run_metrics(s: Session, normalize: bool = False) -> dict[str, float | None]:
         "aot_ops": _f(_sum([f.aot_graph_ops for f in s.frames])),
         "ir_nodes": _f(_sum([f.inductor_ir_nodes for f in s.frames])),
         "kernels": _f(_sum([f.inductor_kernels for f in s.frames])),
+        "python_calls": _f(_sum([f.python_calls for f in s.frames])),
         "parametrization_s": parametrization_seconds(s.frames) * scale if _knows(s, "properties") else None,
         "sampled_s": (s.samples.seconds * scale) if s.samples is not None else None,
     }

@@ -18,6 +18,7 @@ from dynaprof.fmt import plural, stored_s
 from dynaprof.ingest import kernel_waits
 from dynaprof.ingest.cache_keys import JournalLookups
 from dynaprof.ingest.frame_samples import clip_samples, sampled_attempts
+from dynaprof.ingest.prof_files import total_calls
 from dynaprof.ingest.times import iso_utc
 from dynaprof.ingest.torch_metrics import (
     apply_metrics,
@@ -518,6 +519,7 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
             rel = os.path.relpath(path, facts.run_dir)
             if key in b.frames:
                 b.frames[key].cprofile = rel
+                b.frames[key].python_calls = total_calls(path)
         if b.cprofile_merged:
             artifacts["cprofile"] = os.path.relpath(b.cprofile_merged, facts.run_dir)
     wall = facts.wall_s if facts.wall_s is not None else opt_num(end.get("ts"))

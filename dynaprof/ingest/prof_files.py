@@ -38,3 +38,13 @@ def _valid_key(key: object) -> bool:
         and isinstance(key[1], int)
         and isinstance(key[2], str)
     )
+
+
+def total_calls(path: str | Path) -> int | None:
+    """Every function call a ``.prof`` counted (pstats' ``total_calls``: recursive calls too); None
+    when the file cannot be read (the session then says unknown, and the report names the file)."""
+    try:
+        table = load_table(path)
+    except DynaprofError:
+        return None
+    return sum(int(v[1]) for v in table.values())

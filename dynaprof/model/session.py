@@ -277,6 +277,9 @@ class CompiledFrame:
     aot_graph_ops: int | None = None
     inductor_ir_nodes: int | None = None
     inductor_kernels: int | None = None
+    #: Python function calls made during this compile, as cProfile counted them (``--cprofile``);
+    #: None without it
+    python_calls: int | None = None
     inlined_calls: int | None = None
     phases: dict[str, float] = field(default_factory=dict)  # inclusive seconds per span name
     spans: list[Span] = field(default_factory=list)

@@ -33,6 +33,7 @@ def test_cprofile_files_load_in_pstats_and_cover_only_the_compile(run: CliResult
     per_frame = pstats.Stats(str(run.run_dir / frame.cprofile))
     merged = pstats.Stats(str(run.run_dir / "cprofile" / "run.prof"))
     assert per_frame.total_calls == merged.total_calls > 1000  # type: ignore[attr-defined]
+    assert frame.python_calls == per_frame.total_calls  # type: ignore[attr-defined]  # the exact count, kept
     funcs = {f"{fn}:{name}" for fn, _, name in merged.stats}  # type: ignore[attr-defined]
     assert any(f.endswith("convert_frame.py:_compile") for f in funcs)
     # only compile windows: the model's eager warm-up call is not in the profile
