@@ -51,12 +51,10 @@ def weights(wait: KernelWait, unknown: int) -> list[tuple[int, float]]:
         if wait.shares and not wait.unmeasured:  # nothing had to be built: the wait loaded them
             return [(cid, 1.0 / len(wait.shares)) for cid, _ in wait.shares]
         return [(unknown, 1.0)]
-    known = 1.0
-    if wait.unmeasured and wait.seconds > 0:
-        known = min(1.0, measured / wait.seconds)  # the rest waited for kernels with no measure
-    out = [(cid, known * s / measured) for cid, s in wait.shares if s > 0]
-    if known < 1.0:
-        out.append((unknown, 1.0 - known))
+    rest = unmeasured_share(wait)  # waited for kernels with no measure
+    out = [(cid, (1.0 - rest) * s / measured) for cid, s in wait.shares if s > 0]
+    if rest > 0:
+        out.append((unknown, rest))
     return out
 
 
@@ -83,16 +81,19 @@ def split_waits(
     by_cause = {w.cause: w for w in waits}
     out: list[Stack] = []
     unmeasured: dict[str, float] = {}
+    split: dict[int, tuple[list[tuple[int, float]], float]] = {}
     for st in stacks:
         wait = by_cause.get(st.cause)
         if wait is None:
             out.append(st)
             continue
-        parts = weights(wait, unknown)
+        if wait.cause not in split:  # each wait's split worked out once, for all its stacks
+            split[wait.cause] = (weights(wait, unknown), unmeasured_share(wait))
+        parts, share = split[wait.cause]
         counts = _split_counts(st.samples, [f for _, f in parts])
         for (cid, frac), n in zip(parts, counts, strict=True):
             out.append(replace(st, cause=cid, samples=n, seconds=round(st.seconds * frac, 9)))
-        if st.frame is not None and (share := unmeasured_share(wait)) > 0:
+        if st.frame is not None and share > 0:
             unmeasured[st.frame] = unmeasured.get(st.frame, 0.0) + st.seconds * share
     if unknown == len(functions) and any(st.cause == unknown for st in out):
         functions.append(UNKNOWN_CAUSE)
