@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dynaprof.fmt import stored_s
-from dynaprof.model.journal import KERNEL_WAIT_CAUSE
+from dynaprof.model.journal import KERNEL_CAUSE, KERNEL_WAIT_CAUSE
 from dynaprof.model.session import (
     CAUSE_PARAMETRIZATION,
     CAUSE_TOOLCHAIN,
@@ -36,6 +36,7 @@ from dynaprof.model.session import (
     Session,
     Stack,
 )
+from dynaprof.model.toolchain import toolchain_frame
 
 #: (file suffix, function name) of the frames where Dynamo resolves an ``@property``, outer then
 #: inner: the compiler stack's signature of a property read, for samples and cProfile data that have
@@ -143,20 +144,6 @@ _FRAME_PHASE: tuple[tuple[str, str], ...] = (
     ("torch/_dynamo/variables/", "dynamo_tracing"),
     ("torch/_dynamo/output_graph.py", "dynamo_tracing"),
 )
-#: one-time work of a process's first kernel build, wherever on the stack: probing the CPU's vector
-#: ISA (compiling and running test programs) and building the precompiled header (file needle, and
-#: function name or None for the whole file); the kernel that triggered it is its cause
-_TOOLCHAIN: tuple[tuple[str, str | None], ...] = (
-    ("torch/_inductor/cpu_vec_isa.py", None),
-    ("torch/_inductor/codecache.py", "_precompile_header"),
-)
-
-
-def toolchain_frame(f: FunctionRef) -> bool:
-    path = "/" + f.filename.replace("\\", "/")
-    return any(needle in path and (name is None or f.name.rsplit(".", 1)[-1] == name) for needle, name in _TOOLCHAIN)
-
-
 #: phases of the backend (AOT autograd and Inductor): fake-tensor work under them is theirs, and
 #: the traced stack (still there: Dynamo calls the backend from its loop) names none of their causes
 BACKEND_PHASES = frozenset(
@@ -280,7 +267,7 @@ def node_cause(f: FunctionRef) -> tuple[str, str]:
     """(cause key, detail label) from a ``cause:*`` function-table entry made by capture."""
     if f.kind == "cause:parametrization":
         return CAUSE_PARAMETRIZATION, f.name
-    if f.kind in ("cause:unknown", KERNEL_WAIT_CAUSE):  # a wait whose record was cut off: unsplit
+    if f.kind in ("cause:unknown", KERNEL_WAIT_CAUSE, KERNEL_CAUSE):  # its record was cut off: unsplit
         return CAUSE_UNKNOWN, CAUSE_UNKNOWN
     return f.name, f.name
 

@@ -190,6 +190,24 @@ def _toolchain(session: Session, total: float) -> Finding | None:
     )
 
 
+def _fused_kernels(session: Session, total: float) -> Finding | None:
+    """Kernels that fuse a parametrization's nodes into the user's: it is given its nodes' share of
+    their size-dependent build cost (``ingest.kernel_split``); what it changes in Inductor's fusion
+    (more or other kernels) only a run without it shows."""
+    n = sum(f.fused_kernels for f in session.frames)
+    secs = sum(f.fused_kernel_s for f in session.frames)
+    if n == 0 or secs < 0.5:
+        return None
+    return Finding(
+        "fused_kernels",
+        secs * 0.25,  # a caveat on the parametrization's figure, not a cause of its own
+        f"{fmt.plural(n, 'Inductor kernel')} fuse a parametrization's nodes into other code "
+        f"({fmt.seconds(secs)} to build); the parametrization is counted for its nodes' share of their size, "
+        "not for kernels it makes Inductor build in place of others: to see those, compare with a run "
+        "without it (dynaprof compare PLAIN_RUN THIS_RUN)",
+    )
+
+
 def _restarts(session: Session, total: float) -> Finding | None:
     frames = [f for f in session.frames if f.restarts > 0]
     if not frames:
@@ -433,7 +451,7 @@ def findings(session: Session) -> list[Finding]:
     found = [
         fn(session, total)
         for fn in (_failures, _parametrization, _restarts, _recompiles, _little_used, _recompile_limit, _graph_breaks,
-                   _top_category, _slowest_frame, _backward, _no_provenance, _toolchain)
+                   _top_category, _slowest_frame, _backward, _no_provenance, _toolchain, _fused_kernels)
     ]
     found += _causes(session, total)
     keys = {f.key for f in found if f is not None}
@@ -456,7 +474,8 @@ def findings(session: Session) -> list[Finding]:
 #: this share of compile comes before a category total, which sums many causes' time
 SPECIFIC_SHARE = 0.2
 #: findings that are facts about where time went, not one thing to change
-_NOT_SPECIFIC = ("category:", "slowest_frame", "backward", "no_provenance", "recompile_limit", "toolchain")
+_NOT_SPECIFIC = ("category:", "slowest_frame", "backward", "no_provenance", "recompile_limit", "toolchain",
+                 "fused_kernels")
 
 
 def hottest(session: Session) -> str:

@@ -10,14 +10,17 @@ with ``async_compile.wait(globals())``. The build happens in one of three places
   compiling thread waits in ``AsyncCompile._wait_futures``;
 * nowhere (a binary already on disk), when the call only loads it.
 
-The hooks here push the kernel's cause (its origin nodes', recorded when Inductor defined it; see
-``Window.kernels``) for the whole call, so in-process work is sampled under it, and time each
-kernel's build where it runs: the call itself when it returns the kernel, the worker task when it
-returns a future (C++: the task handed to ``AsyncCompile.submit``; Triton: the worker's own
-``elapsed_us``). A wait is sampled under a cause of its own (``KERNEL_WAIT_CAUSE``); when it ends,
-a ``kernel_wait`` record gives the measured build seconds of each kernel it waited for, and the
-assembler splits the wait's samples between their causes in that proportion. A wait on kernels of
-which none was measured is recorded as such and never given to the union of their causes.
+The hooks here push a cause of the kernel's own (``KERNEL_CAUSE``, one per kernel and compile) for
+the whole call, so in-process work is sampled under it, and write a ``kernel`` record with its
+origin nodes by cause (``Window.kernel_parts``, recorded when Inductor defined it): the assembler
+gives the kernel's samples to their owner, or splits a kernel that fuses a parametrization's nodes
+into user code (``ingest.kernel_split``). They time each kernel's build where it runs: the call
+itself when it returns the kernel, the worker task when it returns a future (C++: the task handed
+to ``AsyncCompile.submit``; Triton: the worker's own ``elapsed_us``). A wait is sampled under a
+cause of its own (``KERNEL_WAIT_CAUSE``); when it ends, a ``kernel_wait`` record gives the measured
+build seconds of each kernel it waited for, and the assembler splits the wait's samples between
+those kernels in that proportion. A wait on kernels of which none was measured is recorded as such
+and never given to the union of their causes.
 
 Every hook runs on the thread that called it (a compiling thread, or a worker thread for the timed
 task), never in a signal handler; reads of the calling frame are of Inductor's generated module.
@@ -36,7 +39,7 @@ from typing import Any, Protocol
 from dynaprof.capture import provenance
 from dynaprof.capture.stacks import FunctionKey, TracedStacks
 from dynaprof.fmt import stored_s
-from dynaprof.model.journal import KERNEL_WAIT_CAUSE, JournalRecord
+from dynaprof.model.journal import KERNEL_CAUSE, KERNEL_WAIT_CAUSE, JournalRecord
 
 
 class Window(Protocol):
@@ -46,6 +49,8 @@ class Window(Protocol):
     kernels: dict[str, int]
     kernel_pending: set[str]
     kernel_worker_s: dict[str, float]
+    kernel_parts: dict[str, provenance.KernelParts]
+    kernel_ids: dict[str, int]
 
 
 class Recorder(Protocol):
@@ -102,7 +107,7 @@ class KernelBuilds:
             if win is None:
                 return orig(this, *a, **k)
             name = kernel_name(method, a, k, sys._getframe(1))
-            cid = win.kernels.get(name) if name is not None else None
+            cid = self.kernel_id(win, name) if name is not None else None
             if cid is None:  # a kernel this compile did not define (a module loaded from a cache)
                 cid = recorder._cause_id(provenance.UNKNOWN)
             before = getattr(local, "kernel", None)
@@ -121,6 +126,24 @@ class KernelBuilds:
             return out
 
         return build
+
+    def kernel_id(self, win: Window, name: str) -> int | None:
+        """The cause id a kernel's build is sampled under (one per kernel and compile), its
+        ``kernel`` record written the first time; None for a kernel this compile did not define."""
+        kid = win.kernel_ids.get(name)
+        if kid is not None:
+            return kid
+        parts = win.kernel_parts.get(name)
+        if parts is None:
+            return win.kernels.get(name)
+        recorder = self.recorder
+        kid = win.kernel_ids[name] = recorder._cause_id((name, win.key, len(win.kernel_ids), KERNEL_CAUSE))
+        recorder.emit_functions()
+        recorder.emit({
+            "t": "kernel", "key": win.key, "cause": kid, "name": name, "nodes": parts.nodes,
+            "param_nodes": parts.param_nodes, "param": parts.param, "rest": parts.rest,
+        })  # fmt: skip
+        return kid
 
     def submit(self, orig: Any) -> Any:
         local = self.local
@@ -189,7 +212,7 @@ class KernelBuilds:
             if built is None:
                 unmeasured += 1
                 continue
-            cid = win.kernels.get(name)
+            cid = win.kernel_ids.get(name, win.kernels.get(name))
             cid = cid if cid is not None else recorder._cause_id(provenance.UNKNOWN)
             shares[cid] = shares.get(cid, 0.0) + built
         win.kernel_pending.difference_update(names)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from dynaprof.capture.stacks import FunctionKey
 from dynaprof.model.session import PARAMETRIZE_FILE
@@ -134,6 +134,37 @@ def combine(causes: Iterable[FunctionKey]) -> FunctionKey:
     if via:
         label += " via " + ", ".join(via[:3])
     return (label, params[0][1], params[0][2], CAUSE_PARAMETRIZATION)
+
+
+class KernelParts(NamedTuple):
+    """One kernel's origin nodes by cause: how many there are (distinct FX nodes), how many a
+    parametrization added, and the cause ids of those and of the others (-1: none)."""
+
+    nodes: int
+    param_nodes: int
+    param: int
+    rest: int
+
+
+def split_parts(keys: list[FunctionKey]) -> tuple[FunctionKey | None, FunctionKey | None]:
+    """(the parametrization's part, the rest) of a kernel whose nodes have causes ``keys``.
+
+    A kernel of one side has that side's cause (``combine``'s, the other None). A kernel that fuses
+    a parametrization's nodes into other code's has both: the assembler splits its build between
+    them by what the parametrization's nodes add to it. The parametrization's part is labelled
+    with the code it is fused into (the one with the most nodes), so a reader sees where."""
+    params = [k for k in keys if k[3] == CAUSE_PARAMETRIZATION]
+    others = [k for k in keys if k[3] not in (CAUSE_PARAMETRIZATION, CAUSE_UNKNOWN)]
+    if not params or not others:
+        return (combine(keys), None) if params else (None, combine(keys) if keys else None)
+    param = combine(params)
+    counts: dict[FunctionKey, int] = {}
+    for k in others:
+        counts[k] = counts.get(k, 0) + 1
+    ranked = sorted(counts, key=lambda k: (-counts[k], k))
+    more = f" and {len(ranked) - 1} more" if len(ranked) > 1 else ""
+    fused = (f"{param[0]}, fused with {ranked[0][0]}{more}", param[1], param[2], CAUSE_PARAMETRIZATION)
+    return fused, combine(others)
 
 
 def _first(names: list[str], n: int, sep: str, more: str) -> str:

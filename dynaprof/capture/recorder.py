@@ -84,6 +84,9 @@ class Window:
     #: the worker measured them (``capture.kernel_builds``)
     kernel_pending: set[str] = field(default_factory=set)
     kernel_worker_s: dict[str, float] = field(default_factory=dict)
+    #: kernel name -> its parts (``provenance.KernelParts``), and the cause id its build is sampled under
+    kernel_parts: dict[str, provenance.KernelParts] = field(default_factory=dict)
+    kernel_ids: dict[str, int] = field(default_factory=dict)
     #: forward (a Dynamo frame compile), backward (AOT autograd's lazy backward compile) or
     #: compiled_autograd (compiled autograd's capture of the autograd graph)
     kind: FrameKind = "forward"
@@ -455,6 +458,17 @@ class CompileRecorder:
         if memo is not None:
             self._node_causes[memo] = fid
         return fid
+
+    def _kernel_parts(self, nodes: list[Any]) -> provenance.KernelParts:
+        """Whose nodes a kernel is made of: all of them, the parametrization's, and both parts' causes."""
+        distinct = list({id(n): n for n in nodes}.values())  # IR nodes share their origins
+        ids = [self._node_cause_id(n) for n in distinct]
+        keys = [self._cause_keys.get(i, provenance.UNKNOWN) for i in ids]
+        param, rest = provenance.split_parts(keys)
+        return provenance.KernelParts(
+            len(distinct), sum(1 for k in keys if k[3] == provenance.CAUSE_PARAMETRIZATION),
+            self._cause_id(param) if param is not None else -1, self._cause_id(rest) if rest is not None else -1,
+        )  # fmt: skip
 
     def _combined_cause_id(self, ids: list[int]) -> int:
         """The cause of work for several nodes or kernels; combined causes are combined from their

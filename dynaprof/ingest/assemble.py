@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from dynaprof.fmt import plural, stored_s
-from dynaprof.ingest import kernel_waits
+from dynaprof.ingest import kernel_split, kernel_waits
 from dynaprof.ingest.cache_keys import JournalLookups
 from dynaprof.ingest.frame_samples import clip_samples, sampled_attempts
 from dynaprof.ingest.prof_files import total_calls
@@ -51,6 +51,7 @@ from dynaprof.model.journal import (
     Guards,
     Hooks,
     Inline,
+    Kernel,
     KernelWait,
     KeyPart,
     Metrics,
@@ -138,6 +139,7 @@ class _Builder:
         self.cache_metrics: dict[str, dict[str, Any]] = {}  # frame key -> its metrics (the cache counters)
         self.recompile_reasons: dict[str, list[str]] = {}  # frame key -> every cache entry's failures
         self.kernel_waits: list[kernel_waits.KernelWait] = []
+        self.kernels: list[kernel_split.Kernel] = []
         #: frame key -> [FX ops, IR nodes, kernels] summed over the graphs Inductor compiled in it
         self.work: dict[str, list[int | None]] = {}
         self.cache_lookups = JournalLookups()  # every cache lookup, with its key's components
@@ -378,6 +380,14 @@ class _Builder:
             [(cid, s) for cid, s in shares if cid >= 0],
         ))  # fmt: skip
 
+    def _on_kernel(self, r: Kernel) -> None:
+        cause = self._id(r["cause"])
+        if cause >= 0:
+            self.kernels.append(kernel_split.Kernel(
+                str(r["key"]), cause, str(r["name"]), req_int(r["nodes"]), req_int(r["param_nodes"]),
+                self._id(r["param"]), self._id(r["rest"]),
+            ))  # fmt: skip
+
     def _on_work(self, r: Work) -> None:
         acc = self.work.setdefault(str(r["key"]), [0, 0, 0])
         for i, name in enumerate(("fx_ops", "ir_nodes", "kernels")):
@@ -476,9 +486,13 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
         Stack(k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), round(v[1], 9), list(k[5]), k[6])
         for k, v in sorted(b.stacks.items(), key=lambda kv: (str(kv[0][0]), -kv[1][1]))
     ]
+    in_process = kernel_split.in_process_seconds(stacks, b.kernels, b.functions) if b.kernels else {}
     if b.kernel_waits:
-        stacks = sorted(kernel_waits.split_waits(stacks, b.kernel_waits, b.functions, b.frames),
-                        key=lambda s: (str(s.frame), -s.seconds))
+        stacks = kernel_waits.split_waits(stacks, b.kernel_waits, b.functions, b.frames)
+    if b.kernels:
+        stacks = kernel_split.split_kernels(stacks, b.kernels, b.kernel_waits, in_process, b.functions, b.frames)
+    if b.kernel_waits or b.kernels:
+        stacks = sorted(stacks, key=lambda s: (str(s.frame), -s.seconds))
     warnings += clip_samples(frames, stacks)
     for f in frames:
         if f.key in b.work:

@@ -58,7 +58,7 @@ def weights(wait: KernelWait, unknown: int) -> list[tuple[int, float]]:
     return out
 
 
-def _split_counts(total: int, fractions: list[float]) -> list[int]:
+def split_counts(total: int, fractions: list[float]) -> list[int]:
     """``total`` samples in proportion to ``fractions``, by largest remainder (they add up)."""
     raw = [total * f for f in fractions]
     counts = [int(x) for x in raw]
@@ -90,7 +90,7 @@ def split_waits(
         if wait.cause not in split:  # each wait's split worked out once, for all its stacks
             split[wait.cause] = (weights(wait, unknown), unmeasured_share(wait))
         parts, share = split[wait.cause]
-        counts = _split_counts(st.samples, [f for _, f in parts])
+        counts = split_counts(st.samples, [f for _, f in parts])
         for (cid, frac), n in zip(parts, counts, strict=True):
             out.append(replace(st, cause=cid, samples=n, seconds=round(st.seconds * frac, 9)))
         if st.frame is not None and share > 0:

@@ -33,7 +33,7 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
     from typing_extensions import NotRequired, TypedDict
 
 #: version of the record shapes; journals written before it existed are 1
-JOURNAL_SCHEMA = 5  # 4: key_part and cache_lookup records; 5: work records
+JOURNAL_SCHEMA = 6  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records
 
 #: a value kept verbatim (span arguments, ``CompiledFrame.metrics`` entries): see ``is_scalar``
 Scalar: TypeAlias = bool | int | float | str
@@ -47,6 +47,11 @@ DDP_BUCKET_SPAN = "ddp_bucket"
 #: the function-table kind of the cause a wait on compile workers is sampled under; its samples are
 #: split between the causes of the kernels it waited for by a ``kernel_wait`` record
 KERNEL_WAIT_CAUSE = "cause:kernel_wait"
+
+#: the function-table kind of the cause one Inductor kernel's build is sampled under (in process,
+#: and its share of a wait); a ``kernel`` record says whose the kernel is, and the assembler gives
+#: its samples to that cause, or splits them between the parametrization and the code it is fused with
+KERNEL_CAUSE = "cause:kernel"
 
 #: CompilationMetrics fields that are never written to the journal and never kept in a session
 #: (from either importer): configuration blobs, stack traces, graph shapes, cache keys, provenance
@@ -300,6 +305,22 @@ class KernelWait(TypedDict):
     shares: list[list[Any]]
 
 
+class Kernel(TypedDict):
+    """An Inductor kernel this compile defined and built: its samples carry the ``cause`` id (a
+    ``KERNEL_CAUSE`` entry). ``nodes`` is the number of distinct FX nodes it was made from,
+    ``param_nodes`` how many of them a parametrization added; ``param`` is the cause id of those
+    nodes and ``rest`` of the others (-1: none, or only nodes without provenance)."""
+
+    t: Literal["kernel"]
+    key: str
+    cause: int
+    name: str
+    nodes: int
+    param_nodes: int
+    param: int
+    rest: int
+
+
 class Work(TypedDict):
     """One graph Inductor compiled in a window (``compile_fx._compile_fx_inner``): the ``call_function``
     nodes of the FX graph AOT autograd handed it (``fx_ops``), and what Inductor made of it
@@ -398,7 +419,7 @@ class End(TypedDict):
 JournalRecord: TypeAlias = (
     Start | Torch | Config | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline
     | KernelWait | Stacks | Sampler | CProfile | Unfinished | Calls | Device | End | KeyPart | CacheLookupRecord
-    | Work
+    | Work | Kernel
 )
 
 #: record type (``t``) -> its TypedDict
@@ -408,4 +429,5 @@ RECORD_TYPES: dict[str, type] = {
     "guards": Guards, "inline": Inline, "kernel_wait": KernelWait, "stacks": Stacks, "sampler": Sampler,
     "cprofile": CProfile, "unfinished": Unfinished, "calls": Calls, "device": Device, "end": End,
     "key_part": KeyPart, "cache_lookup": CacheLookupRecord, "work": Work,
+    "kernel": Kernel,
 }  # fmt: skip

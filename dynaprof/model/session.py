@@ -318,6 +318,10 @@ class CompiledFrame:
     #: sampled seconds of waits on compile workers that no kernel's measured build time accounts
     #: for (kept on ``unknown (no provenance)``, never guessed); 0 when every wait was measured
     kernel_wait_unmeasured_s: float = 0.0
+    #: Inductor kernels this compile built that fuse a parametrization's nodes into other code's,
+    #: and their build seconds (split between the two by ``ingest.kernel_split``); 0 when none
+    fused_kernels: int = 0
+    fused_kernel_s: float = 0.0
     #: how many times the script ran this entry's compiled code (live capture, counted on its
     #: compiled graph); None: unknown (a TORCH_TRACE log, a frame with no graph, a backward)
     calls: int | None = None

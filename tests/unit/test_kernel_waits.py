@@ -11,7 +11,7 @@ import pytest
 
 from dynaprof.capture import kernel_builds
 from dynaprof.ingest.kernel_waits import UNKNOWN_CAUSE, KernelWait, split_waits, weights
-from dynaprof.model.journal import KERNEL_WAIT_CAUSE
+from dynaprof.model.journal import KERNEL_CAUSE, KERNEL_WAIT_CAUSE
 from dynaprof.model.session import (
     CAUSE_PARAMETRIZATION,
     CAUSE_TOOLCHAIN,
@@ -169,6 +169,10 @@ def test_kernel_compile_keeps_its_cause_in_process_and_in_a_worker(tmp_path: Pat
         assert kernel.get(CAUSE_PARAMETRIZATION, 0.0) > 0 and any(c.startswith("step (kernels.py:") for c in kernel)
         (f,) = s.frames
         assert f.kernel_wait_unmeasured_s <= 0.2 * total, (threads, f.kernel_wait_unmeasured_s, kernel)
+        # every kernel's own cause (``kernel`` records) was given to its owner by the assembler
+        assert s.samples is not None and not [st for st in s.samples.stacks
+                                              if 0 <= st.cause < len(s.functions)
+                                              and s.functions[st.cause].kind == KERNEL_CAUSE]
         work.append((f.aot_graph_ops, f.inductor_ir_nodes, f.inductor_kernels))
         if threads == "1":  # the first C++ kernel of the cache dir: the ISA probe and the header,
             # which either kernel would have needed

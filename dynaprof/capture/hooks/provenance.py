@@ -80,6 +80,7 @@ def wrap_scheduled(recorder: CompileRecorder, owner: Any, attr: str, nodes_arg: 
             causes.exit(tid, depth)
         if defines and isinstance(out, str):
             win.kernels[out] = cid
+            win.kernel_parts[out] = recorder._kernel_parts(fx)
         return out
 
     setattr(owner, attr, wrapper)

@@ -1,0 +1,163 @@
+"""Whose each Inductor kernel's build is, and what a fused parametrization adds to it.
+
+Live capture samples each kernel's build under a cause of its own (``KERNEL_CAUSE``: in process,
+and its share of a wait, ``ingest.kernel_waits``) and writes a ``kernel`` record with the kernel's
+origin nodes by cause. Here those samples go to their owner:
+
+* a kernel of one side (only a parametrization's nodes, or none of them) is that side's;
+* a kernel that fuses a parametrization's nodes into other code's (Inductor's CPU backend puts
+  each weight norm in the kernel of the op beside it) is split. The other code would build the
+  kernel anyway, so it keeps the kernel's fixed cost and its own nodes' share of the rest; the
+  parametrization gets its nodes' share of what grows with the kernel's size.
+
+The cost of a kernel is estimated from the run's own kernels: build seconds against node count, a
+line ``a + s * nodes`` fitted by Theil-Sen (the median of pairwise slopes, so one odd kernel does
+not move it; slope and intercept kept non-negative). The parametrization's fraction of a fused
+kernel is ``s * its nodes / (a + s * all nodes)``. On a 2-core CPU a C++ kernel's build is nearly
+all fixed cost (docs/causes.md measures it), so that fraction is small there. With fewer than two
+node counts to fit, the split is by node count. A kernel's build seconds are its worker's measure
+plus its in-process samples, less any toolchain setup on them (the first C++ kernel's one-time
+work, ``model.toolchain``), which is not the kernel's own cost.
+
+What this cannot see: a parametrization can change how Inductor fuses the rest (HiFi-GAN builds
+17 kernels with weight norm and 13 without), and no single run shows the kernels the plain model
+would have built. ``CompiledFrame.fused_kernels`` counts the fused kernels so a finding can say so.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, replace
+
+from dynaprof.fmt import stored_s
+from dynaprof.ingest.kernel_waits import UNKNOWN_CAUSE, KernelWait, split_counts
+from dynaprof.model.session import CompiledFrame, FunctionRef, Stack
+from dynaprof.model.toolchain import toolchain_frame
+
+#: reference kernels used for the fit at most (evenly spread over node counts): pairs grow as n**2
+_MAX_FIT = 200
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One ``kernel`` record, its ids already the session's function-table ids (-1: none)."""
+
+    key: str
+    cause: int
+    name: str
+    nodes: int
+    param_nodes: int
+    param: int
+    rest: int
+
+    @property
+    def mixed(self) -> bool:
+        return self.param >= 0 and self.rest >= 0
+
+
+@dataclass(frozen=True)
+class BaseCost:
+    """Build seconds of a kernel of ``n`` nodes: a fixed ``a`` and ``s`` a node."""
+
+    a: float
+    s: float
+
+    def at(self, n: int) -> float:
+        return self.a + self.s * n
+
+
+def in_process_seconds(stacks: list[Stack], kernels: list[Kernel], functions: list[FunctionRef]) -> dict[int, float]:
+    """Sampled seconds of each kernel's builder call (its cause id -> seconds), toolchain setup
+    left out. Read before the waits are split, so a wait's share is not counted twice."""
+    ids = {k.cause for k in kernels}
+    toolchain = [toolchain_frame(f) for f in functions]
+    out: dict[int, float] = {}
+    for st in stacks:
+        if st.cause in ids and not any(0 <= i < len(toolchain) and toolchain[i] for i in st.compiler):
+            out[st.cause] = out.get(st.cause, 0.0) + st.seconds
+    return out
+
+
+def build_seconds(kernels: list[Kernel], waits: list[KernelWait], in_process: dict[int, float]) -> dict[int, float]:
+    """Each kernel's build seconds: its workers' measures plus its in-process samples."""
+    ids = {k.cause for k in kernels}
+    out = {cid: s for cid, s in in_process.items() if cid in ids}
+    for w in waits:
+        for cid, s in w.shares:
+            if cid in ids and s > 0:
+                out[cid] = out.get(cid, 0.0) + s
+    return out
+
+
+def fit_base(points: list[tuple[int, float]]) -> BaseCost | None:
+    """The cost line of the run's kernels from their (nodes, build seconds) (see the module
+    docstring); None when fewer than two node counts are measured."""
+    pts = sorted(p for p in points if p[1] > 0)
+    if len({n for n, _ in pts}) < 2:
+        return None
+    if len(pts) > _MAX_FIT:
+        step = len(pts) / _MAX_FIT
+        pts = [pts[int(i * step)] for i in range(_MAX_FIT)]
+    slopes = [(b2 - b1) / (n2 - n1) for i, (n1, b1) in enumerate(pts) for n2, b2 in pts[i + 1 :] if n2 != n1]
+    s = max(0.0, statistics.median(slopes))
+    a = max(0.0, statistics.median(b - s * n for n, b in pts))
+    return BaseCost(a, s)
+
+
+def param_fraction(k: Kernel, base: BaseCost | None) -> float:
+    """The parametrization's fraction of one kernel's build."""
+    if k.param < 0:
+        return 0.0
+    if k.rest < 0:
+        return 1.0
+    if k.nodes <= 0:
+        return 0.0
+    if base is None:
+        return k.param_nodes / k.nodes
+    whole = base.at(k.nodes)
+    return min(1.0, base.s * k.param_nodes / whole) if whole > 0 else k.param_nodes / k.nodes
+
+
+def fractions(kernels: list[Kernel], built: dict[int, float]) -> dict[int, float]:
+    """Kernel cause id -> the parametrization's fraction of its build."""
+    base = fit_base([(k.nodes, built.get(k.cause, 0.0)) for k in kernels if k.nodes > 0])
+    return {k.cause: param_fraction(k, base) for k in kernels}
+
+
+def split_kernels(stacks: list[Stack], kernels: list[Kernel], waits: list[KernelWait],
+                  in_process: dict[int, float], functions: list[FunctionRef],
+                  frames: dict[str, CompiledFrame]) -> list[Stack]:
+    """``stacks`` with every kernel's samples given to its owner, or split between the
+    parametrization and the code it is fused with (see the module docstring); sets each frame's
+    ``fused_kernels`` and ``fused_kernel_s``. A kernel with no known node keeps its samples on
+    ``unknown``; adds ``UNKNOWN_CAUSE`` to ``functions`` then."""
+    if not kernels:
+        return stacks
+    by_id = {k.cause: k for k in kernels}
+    built = build_seconds(kernels, waits, in_process)
+    frac = fractions(kernels, built)
+    for k in kernels:
+        frame = frames.get(k.key)
+        if k.mixed and frame is not None:
+            frame.fused_kernels += 1
+            frame.fused_kernel_s = stored_s(frame.fused_kernel_s + built.get(k.cause, 0.0))
+    unknown = next((i for i, f in enumerate(functions) if f == UNKNOWN_CAUSE), len(functions))
+    out: list[Stack] = []
+    for st in stacks:
+        own = by_id.get(st.cause)
+        if own is None:
+            out.append(st)
+            continue
+        if own.param < 0 and own.rest < 0:
+            out.append(replace(st, cause=unknown))
+            continue
+        f = frac[own.cause]
+        parts = [(cid, x) for cid, x in ((own.param, f), (own.rest, 1.0 - f)) if cid >= 0 and x > 0]
+        if len(parts) == 1:
+            out.append(replace(st, cause=parts[0][0]))
+            continue
+        for (cid, x), n in zip(parts, split_counts(st.samples, [x for _, x in parts]), strict=True):
+            out.append(replace(st, cause=cid, samples=n, seconds=round(st.seconds * x, 9)))
+    if unknown == len(functions) and any(st.cause == unknown for st in out):
+        functions.append(UNKNOWN_CAUSE)
+    return out

@@ -1,0 +1,24 @@
+"""The one-time toolchain work of a process's first C++ kernel build, as it shows on a stack.
+
+One home for the rule: the analysis gives such samples the phase ``toolchain_setup``
+(``analysis.causes.stack_phase``), and the assembler leaves them out of the kernel's own build
+seconds when it weighs what a fused parametrization adds (``ingest.kernel_split``).
+"""
+
+from __future__ import annotations
+
+from dynaprof.model.session import FunctionRef
+
+#: probing the CPU's vector ISA (compiling and running test programs) and building the precompiled
+#: header: (file needle, and function name or None for the whole file)
+TOOLCHAIN_FRAMES: tuple[tuple[str, str | None], ...] = (
+    ("torch/_inductor/cpu_vec_isa.py", None),
+    ("torch/_inductor/codecache.py", "_precompile_header"),
+)
+
+
+def toolchain_frame(f: FunctionRef) -> bool:
+    """Whether ``f`` is toolchain setup (the whole sample is, wherever on the stack it appears)."""
+    path = "/" + f.filename.replace("\\", "/")
+    return any(needle in path and (name is None or f.name.rsplit(".", 1)[-1] == name)
+               for needle, name in TOOLCHAIN_FRAMES)
