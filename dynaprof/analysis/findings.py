@@ -23,10 +23,8 @@ from dynaprof.model.session import (
     UNNAMED_CAUSES,
     CompiledFrame,
     Session,
-    compile_by_kind,
     display_id,
     display_name,
-    outermost_frames,
     reason_words,
 )
 
@@ -415,7 +413,7 @@ def _slowest_frame(session: Session, total: float) -> Finding | None:
 
 def _backward(session: Session, total: float) -> Finding | None:
     """Backward compiles (AOT autograd's lazy ones, compiled autograd) when they are a large share."""
-    kinds = compile_by_kind(session.frames)
+    kinds = session.compile_by_kind()
     secs = kinds.get("backward", 0.0) + kinds.get("compiled_autograd", 0.0)
     if secs <= 0 or secs < 0.25 * total:
         return None
@@ -473,10 +471,10 @@ def totals(session: Session) -> dict[str, float | int | None]:
     return {
         "frames": len(frames),
         "compile_s": session.total_compile_s,
-        "outermost_frames": len(outermost_frames(frames)),
+        "outermost_frames": len(session.outermost_frames()),
         "restarts": sum(f.restarts for f in frames),
         "graph_breaks": sum(f.graph_breaks for f in frames),
         "guards": sum(guards) if guards else None,
         "failed": sum(1 for f in frames if f.status == "failed"),
-        **{f"{kind}_s": secs for kind, secs in compile_by_kind(frames).items()},
+        **{f"{kind}_s": secs for kind, secs in session.compile_by_kind().items()},
     }
