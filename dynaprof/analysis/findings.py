@@ -457,10 +457,12 @@ SPECIFIC_SHARE = 0.2
 _NOT_SPECIFIC = ("category:", "slowest_frame", "backward", "no_provenance", "recompile_limit", "toolchain")
 
 
-def hottest(session: Session) -> str:
+def hottest(session: Session, found: list[Finding] | None = None) -> str:
+    """The verdict; ``found``: ``findings(session)`` where the caller has it already (each call
+    works out every finding again)."""
     if not session.frames:
         return "no torch.compile compilation happened in this run"
-    found = findings(session)
+    found = findings(session) if found is None else found
     return found[0].text if found else "nothing stands out"
 
 

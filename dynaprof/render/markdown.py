@@ -22,7 +22,7 @@ from dynaprof.analysis import how_made
 from dynaprof.analysis.cache_summary import cache_line
 from dynaprof.analysis.cause_table import session_cause_table
 from dynaprof.analysis.derived import Derived
-from dynaprof.analysis.findings import findings, hottest, totals
+from dynaprof.analysis.findings import Finding, findings, hottest, totals
 from dynaprof.analysis.repeats import frame_medians, repeat_stats, repeat_summary
 from dynaprof.model.cache import cache_totals
 from dynaprof.model.session import Session, display_name
@@ -123,14 +123,16 @@ def _int(v: float | int | None) -> int | None:
 
 def _header(s: Session, rows: int, made: Collection[str] | None = None) -> str:
     status = "" if s.run.complete else f" (incomplete: {md_escape(s.run.end_reason)})"
+    every = findings(s)  # once: the verdict, the remedy and the rest all come from it
     lines = [f"### dynaprof: {md_escape(how_made.script_path(s.run))}{status}", "",
-             f"**Verdict:** {md_escape(hottest(s), 600)}", "", *_remedy(s), f"**Totals:** {totals_line(s)}", ""]
+             f"**Verdict:** {md_escape(hottest(s, every), 600)}", "", *_remedy(every),
+             f"**Totals:** {totals_line(s)}", ""]
     if (reps := repeat_summary(s)) is not None:
         lines += [f"**Repeats:** {md_escape(reps, 400)}", ""]
     if (cache := cache_line(cache_totals(s.frames))) is not None:
         lines += [f"**Cache:** {md_escape(cache, 400)}", ""]
     lines.append(" · ".join(f"[{label}]({path})" for label, path in report_links(s, made)))
-    found = findings(s)[1:]  # the first one is the verdict
+    found = every[1:]  # the first one is the verdict
     if found:
         lines += ["", "**Also:**", ""]
         lines += [f"- {md_escape(f.text, 400)}" for f in found[:rows]]
@@ -154,8 +156,7 @@ def _frames(s: Session, rows: int) -> str:
     return f"#### Compiled frames (slowest first)\n\n{table}"
 
 
-def _remedy(s: Session) -> list[str]:
-    found = findings(s)
+def _remedy(found: list[Finding]) -> list[str]:
     return [f"**Try:** {md_escape(found[0].remedy, 300)}", ""] if found and found[0].remedy else []
 
 

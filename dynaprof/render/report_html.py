@@ -425,7 +425,8 @@ def report_view(ctx: RenderContext) -> Report:
         ("summary", True), ("causes", True), ("flamegraphs", True), ("callgraph", True),
         ("frames", True), ("properties", properties), ("traced", traced), ("compiles", compiles),
         ("reasons", reasons), ("cache", cache_view), ("environment", True), ("notes", notes)) if shown]
-    found, verdict = findings(s), hottest(s)
+    found = findings(s)
+    verdict = hottest(s, found)
     data = {"target": s.run.target, "verdict": verdict, "totals": totals(s),
             "findings": [{"key": f.key, "seconds": f.seconds, "text": f.text} for f in found]}
     target = how_made.script_path(s.run)

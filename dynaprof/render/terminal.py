@@ -158,7 +158,7 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
         lines.append(f"  parametrized {noun} ({n:,}, measured exactly): {props}; {fmt.seconds(secs)}")
     lines.append("")
     found = findings(session)
-    lines.append(f"  hottest: {fmt.terminal_safe(found[0].text if found else hottest(session))}")
+    lines.append(f"  hottest: {fmt.terminal_safe(found[0].text if found else hottest(session, found))}")
     if found and found[0].remedy:
         lines.append(f"    try: {fmt.terminal_safe(found[0].remedy)}")
     for extra in found[1:4]:
