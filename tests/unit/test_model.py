@@ -149,3 +149,33 @@ def test_a_decode_error_names_an_odd_key_on_one_line() -> None:
     with pytest.raises(DecodeError) as e:
         from_json(CompiledFrame, data)
     assert "\n" not in str(e.value) and "attribution['\\n']" in str(e.value)
+
+
+def test_after_a_collector_pause_what_it_made_is_old_and_the_collector_runs_again() -> None:
+    import gc
+
+    from dynaprof.model.store import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        made = [[i] for i in range(50_000)]  # tracked containers, all in the youngest generation
+        assert gc.get_count()[0] >= 50_000
+    assert gc.isenabled()
+    assert gc.get_count()[0] < 1_000  # moved to the oldest: no collection has to walk them now
+    assert gc.get_freeze_count() == 0 and made[-1] == [49_999]
+
+
+def test_a_collector_pause_leaves_objects_someone_froze_frozen() -> None:
+    import gc
+
+    from dynaprof.model.store import collector_paused
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with collector_paused():
+            _ = [[i] for i in range(1_000)]
+        assert gc.get_freeze_count() == frozen > 0
+    finally:
+        gc.unfreeze()
