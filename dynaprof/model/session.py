@@ -547,18 +547,23 @@ class Session:
     @property
     def total_compile_s(self) -> float:
         """Compile time of all frames, counting a compile nested in another only once."""
-        return sum(f.compile_time_s or 0.0 for f in self.outermost_frames())
+        return self._kept()[1]
 
     def outermost_frames(self) -> list[CompiledFrame]:
         """``outermost_frames(self.frames)``. A render asks some 20 times (totals, findings, every
         report's header) and each answer sorts the frames, so it is kept with the session until a
         frame is added, removed, reordered or moved in time or thread (``_timing_key``); not a
         dataclass field, so never saved or compared."""
+        return list(self._kept()[0])
+
+    def _kept(self) -> tuple[list[CompiledFrame], float]:
+        """The kept outermost frames and their total compile time, made again if they moved."""
         key = _timing_key(self.frames)
         memo = self.__dict__.get("_outermost")
         if memo is None or memo[0] != key:
-            memo = self.__dict__["_outermost"] = (key, outermost_frames(self.frames))
-        return list(memo[1])
+            outer = outermost_frames(self.frames)
+            memo = self.__dict__["_outermost"] = (key, outer, sum(f.compile_time_s or 0.0 for f in outer))
+        return memo[1], memo[2]
 
     def compile_by_kind(self) -> dict[str, float]:
         """``compile_by_kind(self.frames)``, from the kept ``outermost_frames()``."""
