@@ -570,14 +570,15 @@ class Session:
         return _by_kind(self.outermost_frames())
 
 
-_TIMING = operator.attrgetter("thread", "start_s", "compile_time_s")
+_TIMING = tuple(operator.attrgetter(name) for name in ("thread", "start_s", "compile_time_s"))
 
 
-def _timing_key(frames: list[CompiledFrame]) -> tuple[object, ...]:
+def _timing_key(frames: list[CompiledFrame]) -> tuple[tuple[object, ...], ...]:
     """All ``outermost_frames`` reads of ``frames``: which frames in which order (their ids; the kept
     answer holds the outermost alive, and the others' places and timings must match too) and each
-    one's thread, start and compile time. Building it costs a fifth of the sort it saves."""
-    return (*map(id, frames), *map(_TIMING, frames))
+    one's thread, start and compile time (one tuple per field: no tuple per frame). Building it
+    costs a quarter of the sort it saves."""
+    return (tuple(map(id, frames)), *(tuple(map(get, frames)) for get in _TIMING))
 
 
 def outermost_frames(frames: list[CompiledFrame]) -> list[CompiledFrame]:
