@@ -15,7 +15,7 @@ from typing import Any
 
 from dynaprof.analysis import pstats_tools as pt
 from dynaprof.model import GraphBreak, PropertyTrace, Session, Stack
-from dynaprof.render.html import CSP
+from dynaprof.render.html_toolkit import CSP
 from tests.factories import SP, FunctionTable, frame, make_session
 
 #: the tests folder (its ``data/`` and ``golden/``) and the repository root, wherever a test lives

@@ -180,6 +180,10 @@ class Tables:
         self.span = [span_phase(f.name) if f.kind == "span" else None for f in functions]
         self.toolchain = [toolchain_frame(f) for f in functions]
         self.parametrize = [in_parametrize(f) for f in functions]
+        # the same two tables as sets of indices: "any frame of this stack?" is then one C-level
+        # isdisjoint per stack, not a Python loop over its 30-70 frames (100,000 stacks in a big run)
+        self.toolchain_ids = frozenset(i for i, x in enumerate(self.toolchain) if x)
+        self.parametrize_ids = frozenset(i for i, x in enumerate(self.parametrize) if x)
         self.traced_causes: dict[tuple[int, ...], tuple[str, str] | None] = {}  # a few thousand distinct
 
 
@@ -195,8 +199,7 @@ def session_tables(session: Session) -> Tables:
 
 def stack_phase(st: Stack, t: Tables) -> str:
     """The phase of one sample (see the module docstring)."""
-    toolchain = t.toolchain
-    if any(toolchain[i] for i in st.compiler):
+    if not t.toolchain_ids.isdisjoint(st.compiler):  # any(t.toolchain[i] for i in st.compiler)
         return "toolchain_setup"
     deepest = None
     for i in reversed(st.compiler):
@@ -277,9 +280,10 @@ def stack_cause(st: Stack, t: Tables, phase: str) -> tuple[str, str]:
     if 0 <= st.cause < len(fn) and fn[st.cause].kind.startswith("cause:"):
         return node_cause(fn[st.cause])
     param = t.parametrize
-    for i in reversed(st.compiler):  # parametrize.py running for real while compiling (torch 2.4
-        if param[i]:  # deep-copies parametrized modules into fake tensors, for one)
-            return CAUSE_PARAMETRIZATION, f"parametrized modules ({fn[i].name.rsplit('.', 1)[-1]} while compiling)"
+    if not t.parametrize_ids.isdisjoint(st.compiler):  # the deepest such frame names it (most stacks have none)
+        for i in reversed(st.compiler):  # parametrize.py running for real while compiling (torch 2.4
+            if param[i]:  # deep-copies parametrized modules into fake tensors, for one)
+                return CAUSE_PARAMETRIZATION, f"parametrized modules ({fn[i].name.rsplit('.', 1)[-1]} while compiling)"
     # Dynamo calls the backend from inside its translator loop, so the traced stack is still there
     # while AOT autograd and Inductor run: it names the cause only of Dynamo's own work
     if st.traced and phase not in BACKEND_PHASES:

@@ -23,10 +23,8 @@ from dynaprof.model.session import (
     UNNAMED_CAUSES,
     CompiledFrame,
     Session,
-    compile_by_kind,
     display_id,
     display_name,
-    outermost_frames,
     reason_words,
 )
 
@@ -433,7 +431,7 @@ def _slowest_frame(session: Session, total: float) -> Finding | None:
 
 def _backward(session: Session, total: float) -> Finding | None:
     """Backward compiles (AOT autograd's lazy ones, compiled autograd) when they are a large share."""
-    kinds = compile_by_kind(session.frames)
+    kinds = session.compile_by_kind()
     secs = kinds.get("backward", 0.0) + kinds.get("compiled_autograd", 0.0)
     if secs <= 0 or secs < 0.25 * total:
         return None
@@ -478,10 +476,12 @@ _NOT_SPECIFIC = ("category:", "slowest_frame", "backward", "no_provenance", "rec
                  "fused_kernels")
 
 
-def hottest(session: Session) -> str:
+def hottest(session: Session, found: list[Finding] | None = None) -> str:
+    """The verdict; ``found``: ``findings(session)`` where the caller has it already (each call
+    works out every finding again)."""
     if not session.frames:
         return "no torch.compile compilation happened in this run"
-    found = findings(session)
+    found = findings(session) if found is None else found
     return found[0].text if found else "nothing stands out"
 
 
@@ -492,10 +492,10 @@ def totals(session: Session) -> dict[str, float | int | None]:
     return {
         "frames": len(frames),
         "compile_s": session.total_compile_s,
-        "outermost_frames": len(outermost_frames(frames)),
+        "outermost_frames": len(session.outermost_frames()),
         "restarts": sum(f.restarts for f in frames),
         "graph_breaks": sum(f.graph_breaks for f in frames),
         "guards": sum(guards) if guards else None,
         "failed": sum(1 for f in frames if f.status == "failed"),
-        **{f"{kind}_s": secs for kind, secs in compile_by_kind(frames).items()},
+        **{f"{kind}_s": secs for kind, secs in session.compile_by_kind().items()},
     }

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from dynaprof import fmt
 from dynaprof.analysis.causes import axes
 from dynaprof.fmt import stored_s
-from dynaprof.model.session import CompiledFrame, Repeat, Session, outermost_frames
+from dynaprof.model.session import CompiledFrame, Repeat, Session
 
 
 def median(values: Sequence[float]) -> float:
@@ -36,7 +36,7 @@ def make_repeat(index: int, session: Session, cold: bool) -> Repeat:
     """What a session of one run keeps of another: its totals, per-frame compile times, phases, and
     sampled seconds per cause (the cause x phase view, derived here from its samples)."""
     phases: dict[str, float] = {}
-    frames: list[CompiledFrame] = outermost_frames(session.frames)
+    frames: list[CompiledFrame] = session.outermost_frames()
     for f in frames:
         for name, secs in f.phases.items():
             phases[name] = stored_s(phases.get(name, 0.0) + secs)

@@ -8,6 +8,7 @@ did not expose it, or capture was cut short), never zero.
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -390,9 +391,13 @@ def display_id(f: CompiledFrame) -> str:
 
 def compile_by_kind(frames: list[CompiledFrame]) -> dict[str, float]:
     """Compile seconds per frame kind (outermost compiles only, as ``Session.total_compile_s``);
-    kinds with no frame are left out."""
+    kinds with no frame are left out. ``Session.compile_by_kind`` is the same, kept between calls."""
+    return _by_kind(outermost_frames(frames))
+
+
+def _by_kind(outermost: list[CompiledFrame]) -> dict[str, float]:
     out: dict[str, float] = {}
-    for f in outermost_frames(frames):
+    for f in outermost:
         out[f.kind] = out.get(f.kind, 0.0) + (f.compile_time_s or 0.0)
     return {k: stored_s(out[k]) for k in sorted(out, key=lambda k: (*FRAME_KINDS, k).index(k))}
 
@@ -546,7 +551,38 @@ class Session:
     @property
     def total_compile_s(self) -> float:
         """Compile time of all frames, counting a compile nested in another only once."""
-        return sum(f.compile_time_s or 0.0 for f in outermost_frames(self.frames))
+        return self._kept()[1]
+
+    def outermost_frames(self) -> list[CompiledFrame]:
+        """``outermost_frames(self.frames)``. A render asks some 20 times (totals, findings, every
+        report's header) and each answer sorts the frames, so it is kept with the session until a
+        frame is added, removed, reordered or moved in time or thread (``_timing_key``); not a
+        dataclass field, so never saved or compared."""
+        return list(self._kept()[0])
+
+    def _kept(self) -> tuple[list[CompiledFrame], float]:
+        """The kept outermost frames and their total compile time, made again if they moved."""
+        key = _timing_key(self.frames)
+        memo = self.__dict__.get("_outermost")
+        if memo is None or memo[0] != key:
+            outer = outermost_frames(self.frames)
+            memo = self.__dict__["_outermost"] = (key, outer, sum(f.compile_time_s or 0.0 for f in outer))
+        return memo[1], memo[2]
+
+    def compile_by_kind(self) -> dict[str, float]:
+        """``compile_by_kind(self.frames)``, from the kept ``outermost_frames()``."""
+        return _by_kind(self.outermost_frames())
+
+
+_TIMING = tuple(operator.attrgetter(name) for name in ("thread", "start_s", "compile_time_s"))
+
+
+def _timing_key(frames: list[CompiledFrame]) -> tuple[tuple[object, ...], ...]:
+    """All ``outermost_frames`` reads of ``frames``: which frames in which order (their ids; the kept
+    answer holds the outermost alive, and the others' places and timings must match too) and each
+    one's thread, start and compile time (one tuple per field: no tuple per frame). Building it
+    costs a quarter of the sort it saves."""
+    return (tuple(map(id, frames)), *(tuple(map(get, frames)) for get in _TIMING))
 
 
 def outermost_frames(frames: list[CompiledFrame]) -> list[CompiledFrame]:

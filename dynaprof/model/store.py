@@ -116,7 +116,19 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         if was:
+            _to_oldest()
             gc.enable()
+
+
+def _to_oldest() -> None:
+    """Move every object the collector tracks into its oldest generation, without looking at them.
+    What was made while it was paused is all in the youngest, so the first collection after the
+    pause walked every one of them (half a second after loading a big session) to find them
+    alive. ``freeze`` then ``unfreeze`` moves them in one step; not where objects are frozen
+    already (a pre-forking server's), whose ``unfreeze`` would thaw theirs too."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def _reject_constant(token: str) -> Any:

@@ -1,6 +1,6 @@
 """The "Cache" section of the reports, as plain text and rows: each page escapes it for its format.
 
-``summary.md`` / the PR comment (``render.markdown``), ``report.html`` (``render.html``, through
+``summary.md`` / the PR comment (``render.markdown``), ``report.html`` (``render.report_html``, through
 ``templates/cache_section.html.j2``), ``compare.md`` / ``compare.html`` (``render.compare_report``)
 and the terminal of ``dynaprof compare`` (``cli.compare``) all show what these functions return.
 """

@@ -164,16 +164,28 @@ def _drawable(event: dict[str, Any]) -> bool:
     return all(not isinstance(event.get(k), float) or math.isfinite(event[k]) for k in ("ts", "dur"))
 
 
-def chrome_trace(session: Session) -> dict[str, Any]:
+def chrome_trace(session: Session, finite: bool = True) -> dict[str, Any]:
+    """The trace file as a JSON-ready dict; ``finite=False``: non-finite floats left as they are
+    (for a caller that checks for them more cheaply, as ``render_chrome_trace`` does)."""
     r = session.run
+    events = [e for e in trace_events(session) if _drawable(e)]
     return {
-        "traceEvents": [_finite(e) for e in trace_events(session) if _drawable(e)],
+        "traceEvents": [_finite(e) for e in events] if finite else events,
         "displayTimeUnit": "ms",
         "otherData": {"target": r.target, "start_time": r.start_time, "torch": r.torch_version or "?",
                       "python": r.python_version, "dynaprof": r.dynaprof_version},
     }
 
 
+def _dumps(trace: dict[str, Any]) -> str:
+    return json.dumps(trace, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+
+
 def render_chrome_trace(ctx: RenderContext) -> Files:
-    return {TRACE_JSON: json.dumps(chrome_trace(ctx.session), ensure_ascii=False, allow_nan=False,
-                                     separators=(",", ":")) + "\n"}
+    trace = chrome_trace(ctx.session, finite=False)
+    try:  # nearly always: no non-finite float, and the encoder's own check is cheaper than _finite's walk
+        text = _dumps(trace)
+    except ValueError:  # one somewhere (allow_nan=False refused it): null, as _finite makes it
+        trace["traceEvents"] = [_finite(e) for e in trace["traceEvents"]]
+        text = _dumps(trace)
+    return {TRACE_JSON: text}

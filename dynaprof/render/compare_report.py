@@ -32,9 +32,10 @@ from dynaprof.analysis.compare import (
 from dynaprof.analysis.stacks import View
 from dynaprof.model.session import CATEGORY_LABELS, CAUSE_PARAMETRIZATION, CompiledFrame, Session
 from dynaprof.render import cache_section
-from dynaprof.render import html as h
+from dynaprof.render import html_toolkit as h
 from dynaprof.render import markdown as md
 from dynaprof.render.base import Files, RenderOptions
+from dynaprof.render.report_facts import frame_time, sampler_text
 
 VIEWS: tuple[tuple[View, str], ...] = (("compiler", "compiler stacks"), ("traced", "traced user code"))
 
@@ -110,7 +111,7 @@ def environment_rows(base: Session, new: Session) -> list[tuple[str, str, str]]:
     for label, b, n in (
         *((bl, bv, nv) for (bl, bv), (_, nv) in made if bl != "command"),
         ("device", base.run.device or "?", new.run.device or "?"),
-        ("sampler", md.sampler_text(base), md.sampler_text(new)),
+        ("sampler", sampler_text(base), sampler_text(new)),
         ("started", base.run.start_time, new.run.start_time),
         ("repro", how_made.repro_line(base), how_made.repro_line(new)),
     ):
@@ -212,7 +213,7 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
             ["frame", "compile id", *FRAME_WORK.values()], body, len(work), "frames", "ll" + "r" * len(FRAME_WORK)))]
     for label, frames in (("Only in BASE", cmp.only_base), ("Only in NEW", cmp.only_new)):
         if frames:
-            body = [[e(f.trace_id), e(_where(f)), md.frame_time(f), fmt.count(f.guard_count)]
+            body = [[e(f.trace_id), e(_where(f)), frame_time(f), fmt.count(f.guard_count)]
                     for f in frames[:max_rows]]
             out += ["", md.details(f"{label} ({len(frames):,})", md.md_table(
                 ["compile id", "frame", "time", "guards"], body, len(frames), "frames", "llrr"))]

@@ -16,7 +16,7 @@ from dynaprof import fmt
 from dynaprof.analysis.rank_desync import DESYNC_KINDS
 from dynaprof.analysis.ranks import KINDS, Divergence, RankSummary, RankTotals, rank_list, summary_to_json
 from dynaprof.model.store import rank_dir_name
-from dynaprof.render import html as h
+from dynaprof.render import html_toolkit as h
 from dynaprof.render.base import Files
 from dynaprof.render.markdown import md_escape, md_table
 

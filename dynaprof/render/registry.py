@@ -21,7 +21,7 @@ RENDERERS: dict[str, str] = {
     "callgraph": "dynaprof.render.callgraph:render_callgraph",
     "snakeviz_profile": "dynaprof.render.snakeviz:render_snakeviz_profile",
     "markdown": "dynaprof.render.markdown:render_markdown",
-    "html": "dynaprof.render.html:render_html",
+    "html": "dynaprof.render.report_html:render_html",
 }
 
 #: the renderers whose outputs link to (or embed) the others': rendered after them

@@ -96,8 +96,11 @@ def _stack_samples(
     indices = range(len(stacks)) if frame is None else d.by_frame.get(frame, [])
     cats = d.categories if stacks else []
     if view not in mapped:
-        frame_of = ids.__getitem__
-        mapped[view] = [tuple(map(frame_of, st.compiler if view == "compiler" else st.traced)) for st in stacks]
+        if list(ids) == list(range(len(ids))):  # the usual case: each function is its own frame
+            mapped[view] = [tuple(st.compiler if view == "compiler" else st.traced) for st in stacks]
+        else:
+            frame_of = ids.__getitem__
+            mapped[view] = [tuple(map(frame_of, st.compiler if view == "compiler" else st.traced)) for st in stacks]
     paths = mapped[view]
     agg: dict[tuple[int, ...], float] = {}
     for i in indices:

@@ -15,7 +15,6 @@ from dynaprof.model.session import (
     KIND_LABELS,
     CompiledFrame,
     Session,
-    compile_by_kind,
     display_id,
     display_name,
 )
@@ -128,7 +127,7 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
     )
     if (reps := repeat_summary(session)) is not None:
         lines.append(f"  {reps}")
-    kinds = compile_by_kind(session.frames)
+    kinds = session.compile_by_kind()
     if set(kinds) - {"forward"}:
         lines.append("  compile by kind: " + ", ".join(
             f"{KIND_LABELS.get(k, k)} {fmt.seconds(v)} ({fmt.pct(v, total)})" for k, v in kinds.items()))
@@ -159,7 +158,7 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
         lines.append(f"  parametrized {noun} ({n:,}, measured exactly): {props}; {fmt.seconds(secs)}")
     lines.append("")
     found = findings(session)
-    lines.append(f"  hottest: {fmt.terminal_safe(found[0].text if found else hottest(session))}")
+    lines.append(f"  hottest: {fmt.terminal_safe(found[0].text if found else hottest(session, found))}")
     if found and found[0].remedy:
         lines.append(f"    try: {fmt.terminal_safe(found[0].remedy)}")
     for extra in found[1:4]:

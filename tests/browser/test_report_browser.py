@@ -14,7 +14,7 @@ from dynaprof.analysis.compare import compare_sessions
 from dynaprof.model import Stack
 from dynaprof.render.base import RenderContext
 from dynaprof.render.compare_report import render_compare
-from dynaprof.render.html import render_html
+from dynaprof.render.report_html import render_html
 from tests.factories import seed_session
 
 pytestmark = pytest.mark.browser

@@ -17,7 +17,7 @@ from dynaprof.capture import ranks as cr
 from dynaprof.cli import build_parser, main, ranks_support
 from dynaprof.model import CompiledFrame, Session, load_session, save_session
 from dynaprof.model.store import rank_dir_name
-from dynaprof.render.html import CSP
+from dynaprof.render.html_toolkit import CSP
 from dynaprof.render.ranks import ranks_html, ranks_markdown, ranks_text, render_ranks
 from tests.conftest import ROOT, run_dynaprof
 from tests.factories import frame, make_session

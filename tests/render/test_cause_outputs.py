@@ -18,8 +18,8 @@ from dynaprof.render.base import RenderContext
 from dynaprof.render.colours import phase_colour
 from dynaprof.render.compare_report import render_compare
 from dynaprof.render.flamegraph import flamegraph_svg
-from dynaprof.render.html import report_html
 from dynaprof.render.markdown import MAX_CHARS, summary_markdown
+from dynaprof.render.report_html import report_html
 from dynaprof.render.terminal import summary_text
 from tests.factories import inductor_session, seed_session
 

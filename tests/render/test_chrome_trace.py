@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from dynaprof.model import Attempt, Span
 from dynaprof.render.base import RenderContext
-from dynaprof.render.chrome_trace import LEVEL_SPAN, Interval, nest, render_chrome_trace
+from dynaprof.render.chrome_trace import LEVEL_SPAN, Interval, chrome_trace, nest, render_chrome_trace
 from tests.factories import frame, make_session, seed_session
 
 
@@ -142,3 +142,5 @@ def test_non_finite_numbers_never_reach_the_json() -> None:
     events = json.loads(text)["traceEvents"]
     assert all(e.get("name") != "bad" for e in events)
     assert any(e.get("ph") == "X" for e in events)  # the rest is still drawn
+    # the file is the walked trace's, as when every value is checked before encoding
+    assert text == json.dumps(chrome_trace(s), ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"

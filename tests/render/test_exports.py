@@ -114,3 +114,17 @@ def test_speedscope_per_frame_and_inline_profiles() -> None:
 def test_speedscope_empty_session() -> None:
     doc = load_speedscope(seed_session(with_samples=False))
     assert all(p["samples"] == [] and p["endValue"] == 0 for p in doc["profiles"])
+
+
+def test_speedscope_paths_go_through_the_shared_frame_table_when_functions_share_a_frame() -> None:
+    # a function table that lists one function twice: both are one speedscope frame, so the
+    # stack's path is not its function indices (the usual case, which skips the mapping)
+    from dynaprof.model import FunctionRef
+
+    f, g = FunctionRef("f", DYN + "a.py", 1, "python"), FunctionRef("g", DYN + "a.py", 2, "python")
+    s = make_session([frame()], [Stack("0/0", 0, 1, [0, 1, 2], [], 1, 1.0)], [f, g, f])
+    doc = load_speedscope(s)
+    assert [fr["name"] for fr in doc["shared"]["frames"]][:2] == ["f", "g"]
+    assert doc["profiles"][0]["samples"] == [[0, 1, 0]]
+    plain = make_session([frame()], [Stack("0/0", 0, 1, [1, 0], [], 1, 1.0)], [f, g])
+    assert load_speedscope(plain)["profiles"][0]["samples"] == [[1, 0]]

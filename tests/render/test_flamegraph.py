@@ -438,7 +438,7 @@ def test_hover_line_and_matched_never_share_a_line() -> None:
 
 def test_compare_report_uses_the_diff_graph_red_and_blue() -> None:
     from dynaprof.render.flamegraph_svg import diff_colour
-    from dynaprof.render.html import asset
+    from dynaprof.render.html_toolkit import asset
 
     css = asset("report.css")
     down = re.search(r"\.dp-down \{ color: (#[0-9a-f]{6}); \}", css)

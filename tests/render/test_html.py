@@ -7,7 +7,7 @@ import re
 
 from dynaprof.model import GraphBreak, PropertyTrace, Session, Stack
 from dynaprof.render.base import RenderContext
-from dynaprof.render.html import render_html
+from dynaprof.render.report_html import render_html
 from tests.factories import SP, FunctionTable, frame, make_session, seed_session
 from tests.helpers import HOSTILE_HTML as HOSTILE
 from tests.helpers import assert_self_contained, big_session, parse

@@ -21,8 +21,9 @@ from dynaprof.model import GraphBreak, GuardStats, Location, PropertyTrace, Sess
 from dynaprof.model.session import RestartReason
 from dynaprof.render.base import RenderContext
 from dynaprof.render.compare_report import render_compare
-from dynaprof.render.html import Col, environment, inline_svg, render_html, table
+from dynaprof.render.html_toolkit import Col, environment, inline_svg, table
 from dynaprof.render.ranks import RankComparison, compare_index, ranks_html
+from dynaprof.render.report_html import render_html
 from tests.factories import SP, FunctionTable, frame, make_session
 from tests.helpers import ROOT_DIR
 

@@ -27,8 +27,8 @@ from dynaprof.model.session import Session
 from dynaprof.model.store import session_from_text, session_to_text
 from dynaprof.render.base import RenderContext
 from dynaprof.render.cache_section import compare_lines, run_lines, view
-from dynaprof.render.html import report_html
 from dynaprof.render.markdown import summary_markdown
+from dynaprof.render.report_html import report_html
 from dynaprof.render.terminal import summary_text
 from tests.factories import frame, make_session
 from tests.helpers import JOURNAL, TESTS_DIR, unwrap

@@ -261,6 +261,31 @@ def test_parametrize_code_running_for_real_during_a_compile_is_a_parametrization
     assert ax.parametrizations == {"parametrized modules (default_deepcopy while compiling)": 1.0}
 
 
+def test_the_deepest_parametrize_frame_names_the_cause_and_toolchain_frames_count_anywhere() -> None:
+    """``Tables`` keeps the per-function facts as index sets too (one check per stack): the stack's
+    deepest parametrize.py frame still names the cause, and a toolchain frame at any depth (not
+    only the innermost) still makes the stack toolchain setup."""
+    from dynaprof.analysis.causes import stack_cause
+
+    t = FunctionTable()
+    pz = SP + "torch/nn/utils/parametrize.py"
+    st = _st(t, [("run", DYN + "symbolic_convert.py"), ("register_parametrization", pz),
+                 ("deepcopy_to_fake_tensor", DYN + "utils.py"), ("default_deepcopy", pz), ("clone", DYN + "utils.py")])
+    tb = tables(t.functions)
+    assert tb.parametrize_ids == {i for i, x in enumerate(tb.parametrize) if x} == {st.compiler[1], st.compiler[3]}
+    assert stack_cause(st, tb, "dynamo_tracing") == (CAUSE_PARAMETRIZATION,
+                                                     "parametrized modules (default_deepcopy while compiling)")
+    plain = _st(t, [("run", DYN + "symbolic_convert.py"), ("clone", DYN + "utils.py")])
+    assert stack_cause(plain, tables(t.functions), "dynamo_tracing") == (CAUSE_WHOLE_GRAPH, CAUSE_WHOLE_GRAPH)
+    setup = _st(t, [("compile", SP + "torch/_inductor/codecache.py"), ("_precompile_header",
+                                                                       SP + "torch/_inductor/codecache.py"),
+                    ("run", SP + "torch/_inductor/graph.py"), ("clone", DYN + "utils.py")])
+    tb = tables(t.functions)
+    assert tb.toolchain_ids == {i for i, x in enumerate(tb.toolchain) if x} == {setup.compiler[1]}
+    assert stack_phase(setup, tb) == "toolchain_setup"
+    assert stack_phase(plain, tb) != "toolchain_setup"
+
+
 def test_nodes_without_provenance_are_unknown_with_their_seconds_and_said() -> None:
     from dynaprof.analysis.findings import findings
 

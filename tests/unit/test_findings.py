@@ -168,3 +168,10 @@ def test_the_verdict_sentence_stays_within_its_length(monkeypatch: pytest.Monkey
     short = hottest(s)
     assert len(short) <= 130 and short.startswith(full.split(":")[0])  # the same cause, seconds and share
     assert "8.00 s C++/Triton kernel compile" in short and "Inductor lowering" not in short
+
+
+def test_the_verdict_from_findings_already_worked_out_is_the_same_verdict() -> None:
+    for s in (seed_session(), seed_session(False), make_session([]), make_session([frame(compile_time_s=0.0)])):
+        found = findings(s)
+        assert hottest(s, found) == hottest(s)
+    assert hottest(seed_session(), []) == "nothing stands out"  # it reads what it is given

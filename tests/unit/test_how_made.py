@@ -129,7 +129,7 @@ def test_every_report_shows_how_it_was_made() -> None:
 
 def test_html_report_shows_the_section(tmp_path: Path) -> None:
     from dynaprof.render.base import RenderContext, RenderOptions
-    from dynaprof.render.html import report_html
+    from dynaprof.render.report_html import report_html
 
     s = _made()
     page = report_html(RenderContext(s, RenderOptions()))

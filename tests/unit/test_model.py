@@ -109,6 +109,33 @@ def test_outermost_frames_do_not_double_count_nested_compiles() -> None:
     assert s.total_compile_s == pytest.approx(2.5)
 
 
+def test_the_kept_outermost_frames_follow_every_change_that_moves_them() -> None:
+    outer = frame("0/0", start_s=1.0, compile_time_s=2.0, thread=1)
+    inner = frame("1/0", start_s=1.5, compile_time_s=0.5, thread=1)
+    s = make_session([outer, inner])
+
+    def keys() -> list[str]:
+        got = [f.key for f in s.outermost_frames()]
+        assert got == [f.key for f in outermost_frames(s.frames)]  # the kept answer is the fresh one
+        return got
+
+    assert keys() == ["0/0"] and s.total_compile_s == 2.0
+    inner.start_s = 5.0  # no longer inside 0/0
+    assert keys() == ["0/0", "1/0"] and s.total_compile_s == 2.5
+    inner.thread = 2
+    inner.start_s = 1.5
+    assert keys() == ["0/0", "1/0"]
+    inner.thread, outer.compile_time_s = 1, None  # unknown: 0/0 no longer covers it
+    assert keys() == ["0/0", "1/0"] and s.total_compile_s == 0.5
+    s.frames.append(frame("2/0", start_s=9.0, compile_time_s=1.0, thread=1, kind="backward"))
+    assert keys() == ["0/0", "1/0", "2/0"] and s.compile_by_kind() == {"forward": 0.5, "backward": 1.0}
+    s.frames = [frame("3/0", start_s=0.0, compile_time_s=4.0, thread=1)]
+    assert keys() == ["3/0"] and s.total_compile_s == 4.0
+    s.outermost_frames().clear()  # a copy: the caller's list is its own
+    assert keys() == ["3/0"]
+    assert "_outermost" not in to_json(s)  # kept beside the session, never saved
+
+
 def test_a_decode_error_names_an_odd_key_on_one_line() -> None:
     """A dict key with a newline is quoted in the error's path, so the error stays one line."""
     import pytest
@@ -122,3 +149,33 @@ def test_a_decode_error_names_an_odd_key_on_one_line() -> None:
     with pytest.raises(DecodeError) as e:
         from_json(CompiledFrame, data)
     assert "\n" not in str(e.value) and "attribution['\\n']" in str(e.value)
+
+
+def test_after_a_collector_pause_what_it_made_is_old_and_the_collector_runs_again() -> None:
+    import gc
+
+    from dynaprof.model.store import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        made = [[i] for i in range(50_000)]  # tracked containers, all in the youngest generation
+        assert gc.get_count()[0] >= 50_000
+    assert gc.isenabled()
+    assert gc.get_count()[0] < 1_000  # moved to the oldest: no collection has to walk them now
+    assert gc.get_freeze_count() == 0 and made[-1] == [49_999]
+
+
+def test_a_collector_pause_leaves_objects_someone_froze_frozen() -> None:
+    import gc
+
+    from dynaprof.model.store import collector_paused
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with collector_paused():
+            _ = [[i] for i in range(1_000)]
+        assert gc.get_freeze_count() == frozen > 0
+    finally:
+        gc.unfreeze()

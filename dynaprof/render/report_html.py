@@ -1,29 +1,19 @@
-"""``report.html``: one self-contained page (inline CSS, JS and SVG; no network at all).
+"""``report.html``: the run's page (``templates/report.html.j2``), built with the page toolkit
+(``render.html_toolkit``).
 
 The page leads with the verdict and totals, then findings, the cause x phase table, the flamegraphs
 (their SVG inlined: each carries its own zoom/search script, written to work inlined, several
-per page), the call graph, sortable tables and one collapsible section per compile. A
-Content-Security-Policy forbids every fetch, so the file behaves the same offline, attached to a
-PR, or opened from a CI artifact.
-
-Every HTML page (this report, ``compare.html``, the multi-rank pages) is a Jinja2 template in
-``render/templates/`` rendered by :func:`render_page` with autoescaping on: the renderers build a
-view-model of plain, already formatted text and numbers (the dataclasses and named tuples below,
-the page's own in its module) and the template lays it out, escaping every value it prints. The
-only values marked safe (``markupsafe.Markup``) are the SVG our own writers made (which escape
-user text themselves), the package's own CSS/JS assets and the JSON island (``tojson``).
+per page), the call graph, sortable tables and one collapsible section per compile. What it says
+is ``render.report_facts``'s, as the Markdown summary's is; this module makes the page's
+view-model of it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
-import jinja2
 from markupsafe import Markup
 
 from dynaprof import fmt
@@ -34,180 +24,39 @@ from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.analysis.repeats import repeat_summary
 from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session, display_name
 from dynaprof.render import cache_section
-from dynaprof.render import markdown as md
 from dynaprof.render.base import Deferred, Files, RenderContext
 from dynaprof.render.cache_section import CacheSection
 from dynaprof.render.files import CALLGRAPH_SVG, REPORT_HTML
+from dynaprof.render.html_toolkit import (
+    MAX_TABLE_ROWS,
+    Col,
+    Kpi,
+    Link,
+    Page,
+    Table,
+    inline_svg,
+    nav,
+    num,
+    render_page,
+    secs,
+    table,
+)
+from dynaprof.render.report_facts import (
+    cause_label,
+    cause_table_notes,
+    frame_id,
+    frame_time,
+    frames_by_time,
+    graph_break_reasons,
+    parametrized_properties,
+    restart_detail_text,
+    restart_reasons,
+    sampler_text,
+    sampling_note,
+    traced_function_times,
+)
 
-__all__ = ["CSP", "TD", "Cell", "Col", "Kpi", "Link", "Page", "Table", "asset", "inline_svg", "num", "render_html",
-           "render_page", "report_html", "secs", "table"]
-
-CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
-       "font-src data:; base-uri 'none'; form-action 'none'")
-#: tables longer than this show their heaviest rows and a count of the rest
-MAX_TABLE_ROWS = 2000
-
-#: characters HTML does not allow in text (C0 controls but tab, newline and CR; DEL; lone surrogates)
-_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
-_PROLOG = re.compile(r"^.*?(?=<svg[\s>])", re.S)
-
-
-# ---------------------------------------------------------------------------------------------
-# templates
-
-
-def _finalize(value: object) -> object:
-    """Every ``{{ value }}`` a template prints, before autoescaping: characters HTML forbids in
-    text become U+FFFD (a lone surrogate could not even be written as UTF-8). ``Markup`` passes."""
-    if value.__class__ is str:  # nearly every value: a search is cheaper than a substitution
-        return _INVALID.sub("\ufffd", value) if _INVALID.search(value) else value
-    if isinstance(value, str) and not isinstance(value, Markup):
-        return _INVALID.sub("\ufffd", value)
-    return value
-
-
-@cache
-def environment() -> jinja2.Environment:
-    """The templates' environment: HTML-escapes every printed value, fails on a missing name."""
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("dynaprof.render", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        finalize=_finalize,
-        keep_trailing_newline=True,
-        auto_reload=False,
-    )
-    # the JSON island: sorted keys for deterministic output, no NaN (not JSON); tojson itself
-    # writes <, >, & and ' as \uXXXX so the data cannot end its <script> element
-    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "allow_nan": False}
-    return env
-
-
-@dataclass(frozen=True)
-class Page:
-    """What every page has (``templates/page.html.j2``): the title, the header, the navigation
-    links to its sections and the JSON island (``None``: none)."""
-
-    title: str
-    brand: str
-    heading: str
-    meta: str | None  # the line under the heading; None: no line
-    nav: list[tuple[str, str]]  # (anchor, label)
-    data: dict[str, Any] | None = None
-
-
-def render_page(template: str, page: Page, view: object) -> str:
-    """Render ``templates/<template>`` (extending ``page.html.j2``) with ``page`` and its ``view``."""
-    # the stylesheet and script are the package's own files, inlined as they are
-    css, js = Markup(asset("report.css")), Markup(asset("report.js"))
-    return environment().get_template(template).render(csp=CSP, css=css, js=js, page=page, v=view)
-
-
-@cache
-def asset(name: str) -> str:
-    return resources.files("dynaprof.render").joinpath(f"assets/{name}").read_text(encoding="utf-8")
-
-
-def inline_svg(svg: str) -> Markup:
-    """An SVG document ready to sit inside HTML: XML declaration, DOCTYPE and comments dropped.
-
-    Only for SVG our own writers made (``flamegraph_svg``, the call graph's Graphviz output of our
-    escaped DOT): they escape user text themselves, so the result is marked safe for templates."""
-    return Markup(_PROLOG.sub("", svg, count=1).strip())
-
-
-# ---------------------------------------------------------------------------------------------
-# view-model pieces the page templates share (templates/macros.html.j2)
-
-
-class Link(NamedTuple):
-    href: str
-    label: str
-
-
-class Kpi(NamedTuple):
-    label: str
-    value: str
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class Col:
-    label: str
-    numeric: bool = False
-    code: bool = False
-    nowrap: bool = False  # short code-like cells (compile ids, file:line) that must not break
-
-    @property
-    def cls(self) -> str:
-        """The class of this column's cells."""
-        return "n" if self.numeric else ("code" + " nw" * self.nowrap) if self.code else ""
-
-
-class Cell(NamedTuple):
-    """A table cell given to ``table``: its text, or links instead (joined by " · "), optionally
-    inside a ``<span>`` of class ``span``; ``key`` sorts it."""
-
-    text: str = ""
-    key: float | None = None
-    span: str = ""
-    links: tuple[Link, ...] = ()
-
-
-#: a cell as the template gets it: (class, sort key as text or "", text, span class or "", links)
-TD = tuple[str, str, str, str, tuple[Link, ...]]
-
-
-@dataclass(frozen=True)
-class Table:
-    cols: Sequence[Col]
-    rows: list[list[TD]]
-    classes: str
-    wrap: str  # the class of the box around it: "dp-scroll" (long tables) or "dp-x"
-    more: str = ""  # how many rows were left out ("1,000"), "" when none
-    noun: str = "rows"
-
-
-def table(cols: Sequence[Col], rows: Iterable[Sequence[object]], *, sortable: bool = True, scroll: bool = False,
-          total: int | None = None, noun: str = "rows", compact: bool = False) -> Table:
-    """A table; each cell is text, a (text, numeric sort key) pair or a ``Cell``."""
-    classes = [c.cls for c in cols]
-    body: list[list[TD]] = []
-    for row in rows:
-        cells: list[TD] = []
-        for cls, cell in zip(classes, row, strict=True):
-            text: object
-            if isinstance(cell, Cell):
-                text, key, span, links = cell
-            elif isinstance(cell, tuple):
-                (text, key), span, links = cell, "", ()
-            else:
-                text, key, span, links = cell, None, "", ()
-            key = key if isinstance(key, (int, float)) else None
-            cells.append((cls, "" if key is None else f"{key:.9g}", text if isinstance(text, str) else str(text), span,
-                          links))
-        body.append(cells)
-    more = f"{total - len(body):,}" if total is not None and total > len(body) else ""
-    return Table(cols, body, "dp-table" + (" sortable" if sortable else "") + (" compact" if compact else ""),
-                 "dp-scroll" if scroll or len(body) > 30 else "dp-x", more, noun)
-
-
-def secs(s: float | None) -> tuple[str, float | None]:
-    return fmt.seconds(s), s
-
-
-def num(n: int | None) -> tuple[str, float | None]:
-    return fmt.count(n), None if n is None else float(n)
-
-
-def nav(present: Iterable[str], order: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The (anchor, label) links of the sections present, in ``order``."""
-    have = set(present)
-    return [(a, label) for a, label in order if a in have]
-
-
-# ---------------------------------------------------------------------------------------------
-# the report's view-model (templates/report.html.j2)
+__all__ = ["render_html", "report_html", "report_view"]
 
 
 @dataclass(frozen=True)
@@ -350,12 +199,12 @@ def _causes(s: Session) -> Causes | None:
 
     rows = []
     for r in t.rows:
-        rows.append(row(md.cause_label(r.cause, r.folded), r.cells, r.total, r.wasted))
+        rows.append(row(cause_label(r.cause, r.folded), r.cells, r.total, r.wasted))
         rows += [row("↳ " + d.label, None, d.seconds, 0.0, "dp-sub") for d in r.details]
         if r.more_details[0]:
             rows.append(row(f"↳ +{r.more_details[0]:,} more", None, r.more_details[1], 0.0, "dp-sub"))
     rows.append(row("all causes", t.totals.cells, t.totals.total, t.totals.wasted, "dp-total"))
-    notes = md.cause_table_notes(t) + [n for n in (md.sampling_note(s),) if n]
+    notes = cause_table_notes(t) + [n for n in (sampling_note(s),) if n]
     return Causes([(c.label, c.description) for c in t.columns], waste, rows, notes)
 
 
@@ -389,7 +238,7 @@ def _frame_flame_links(ctx: RenderContext,
         if not links or f is None:
             continue
         name, filename, lineno = display_name(f)
-        items.append(FrameLinks(md.frame_id(f), fmt.one_line(name, 120), fmt.location(filename, lineno), links))
+        items.append(FrameLinks(frame_id(f), fmt.one_line(name, 120), fmt.location(filename, lineno), links))
     return items
 
 
@@ -425,14 +274,14 @@ def _frames_table(ordered: list[CompiledFrame]) -> Table:
     for i, f in enumerate(ordered[:MAX_TABLE_ROWS]):
         name, filename, lineno = display_name(f)
         runs = [secs(f.call_time_median_s), secs(f.call_time_total_s)] if timed else []
-        rows.append([(md.frame_id(f), float(i)), fmt.one_line(name, 200), fmt.location(filename, lineno), f.status,
+        rows.append([(frame_id(f), float(i)), fmt.one_line(name, 200), fmt.location(filename, lineno), f.status,
                      secs(f.compile_time_s), num(f.calls), *runs, num(f.restarts), num(f.graph_breaks),
                      num(f.guard_count), num(f.inlined_calls), num(f.graph_op_count)])
     return table(cols, rows, total=len(ordered), noun="frames")
 
 
 def _properties(s: Session) -> Table | None:
-    props = md.parametrized_properties(s)
+    props = parametrized_properties(s)
     if not props:
         return None
     rows = [[p.label, num(p.count), num(p.instances), secs(p.seconds)] for p in props[:MAX_TABLE_ROWS]]
@@ -441,7 +290,7 @@ def _properties(s: Session) -> Table | None:
 
 
 def _traced(s: Session, derived: Derived) -> Table | None:
-    times = md.traced_function_times(s, derived)
+    times = traced_function_times(s, derived)
     if not times:
         return None
     rows = [[t.func.name + (" (property)" if t.func.kind == "property" else ""),
@@ -454,12 +303,12 @@ def _traced(s: Session, derived: Derived) -> Table | None:
 
 def _reasons(s: Session) -> list[tuple[str, Table]]:
     out = []
-    rr = md.restart_reasons(s)
+    rr = restart_reasons(s)
     if rr:
         rows = [[r, num(n), ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")] for r, n, ids in rr[:500]]
         out.append(("Restart reasons", table([Col("reason", code=True), Col("times", True), Col("frames")], rows,
                                              total=len(rr), noun="reasons")))
-    gb = md.graph_break_reasons(s)
+    gb = graph_break_reasons(s)
     if gb:
         gb_rows = [[r, loc, num(n)] for r, loc, n in gb[:500]]
         out.append(("Graph break reasons", table(
@@ -472,7 +321,7 @@ def _environment(s: Session) -> list[tuple[str, str]]:
     r, c = s.run, s.capture
     facts = [*how_made.provenance_facts(s)[1:], *([("repeats", reps)] if (reps := repeat_summary(s)) else []),
              ("device", r.device or "?"), ("host", r.hostname), ("cwd", r.cwd),
-             ("sampler", md.sampler_text(s)), ("hooks", ", ".join(c.hooks) or "none"), ("started", r.start_time),
+             ("sampler", sampler_text(s)), ("hooks", ", ".join(c.hooks) or "none"), ("started", r.start_time),
              ("exit", fmt.exit_fact(r.end_reason, r.exit_status))]
     facts += [("warning", w) for w in c.warnings]
     return [(k, str(v)) for k, v in facts]
@@ -525,7 +374,7 @@ def _frame(f: CompiledFrame) -> FrameView:
             [[str(a.index), secs(a.start_s), secs(a.duration_s), ("final" if a.index >= f.restarts else "discarded")
               + (" (sampled seconds: torch did not time attempts)" if a.source == "sampled" else "")]
              for a in sorted(f.attempts, key=lambda a: a.index)])
-        blocks.extend(Block("pre", text=md.restart_detail_text(r)) for r in f.restart_details[:20])
+        blocks.extend(Block("pre", text=restart_detail_text(r)) for r in f.restart_details[:20])
     if f.graph_break_reasons:
         sub("Graph breaks", [Col("reason", code=True), Col("location", code=True, nowrap=True)],
             [[fmt.one_line(b.reason, 400), fmt.location(b.filename, b.lineno) if b.filename else ""]
@@ -542,8 +391,8 @@ def _frame(f: CompiledFrame) -> FrameView:
     if f.call_site:
         lines = "\n".join(f"{fmt.location(c.filename, c.lineno)} in {c.name}" for c in f.call_site)
         blocks.append(Block("pre", "Call site", text=lines))
-    return FrameView(md.frame_id(f), fmt.one_line(f.name, 120), fmt.location(f.filename, f.lineno), pills,
-                     md.frame_time(f), blocks)
+    return FrameView(frame_id(f), fmt.one_line(f.name, 120), fmt.location(f.filename, f.lineno), pills,
+                     frame_time(f), blocks)
 
 
 def _compiles(ordered: list[CompiledFrame], limit: int = 200) -> Compiles | None:
@@ -564,7 +413,7 @@ REPORT_NAV = (("summary", "Summary"), ("causes", "Causes"),
 def report_view(ctx: RenderContext) -> Report:
     """What ``report.html`` shows, as text ready to print."""
     s = ctx.session
-    ordered = md.frames_by_time(s)
+    ordered = frames_by_time(s)
     causes = _causes(s)
     flames, callgraph = _flamegraphs(ctx), _callgraph(ctx)
     frames = _frames_table(ordered)
@@ -576,7 +425,8 @@ def report_view(ctx: RenderContext) -> Report:
         ("summary", True), ("causes", True), ("flamegraphs", True), ("callgraph", True),
         ("frames", True), ("properties", properties), ("traced", traced), ("compiles", compiles),
         ("reasons", reasons), ("cache", cache_view), ("environment", True), ("notes", notes)) if shown]
-    found, verdict = findings(s), hottest(s)
+    found = findings(s)
+    verdict = hottest(s, found)
     data = {"target": s.run.target, "verdict": verdict, "totals": totals(s),
             "findings": [{"key": f.key, "seconds": f.seconds, "text": f.text} for f in found]}
     target = how_made.script_path(s.run)
