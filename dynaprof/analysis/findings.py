@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from dynaprof import fmt
 from dynaprof.analysis.causes import phase_seconds
+from dynaprof.model.reason_words import reason_words
 from dynaprof.model.session import (
     CATEGORY_LABELS,
     CAUSE_PARAMETRIZATION,
@@ -25,7 +26,6 @@ from dynaprof.model.session import (
     Session,
     display_id,
     display_name,
-    reason_words,
 )
 
 

@@ -27,7 +27,8 @@ from typing import Any, TypeVar
 
 from dynaprof.fmt import stored_s
 from dynaprof.model.journal import METRICS_DROP, Scalar, is_scalar, span_args
-from dynaprof.model.session import CompiledFrame, RestartReason, reason_words
+from dynaprof.model.reason_words import reason_words
+from dynaprof.model.session import CompiledFrame, RestartReason
 
 # -- values ----------------------------------------------------------------------------------------
 
