@@ -15,6 +15,7 @@ import functools
 from collections.abc import Callable
 
 from dynaprof.capture.cache_keys import install_cache_hooks
+from dynaprof.capture.hooks.aot_graphs import install_aot_graphs
 from dynaprof.capture.hooks.calls import install_calls
 from dynaprof.capture.hooks.compile_windows import install_compile_windows
 from dynaprof.capture.hooks.ddp import install_ddp_buckets
@@ -52,6 +53,7 @@ STEPS: tuple[tuple[str, Callable[[CompileRecorder], None]], ...] = (
     ("markers", install_markers),
     ("cache_keys", install_cache_hooks),
     ("work_counts", install_work_counts),
+    ("aot_graphs", install_aot_graphs),
 )
 
 

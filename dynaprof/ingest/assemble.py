@@ -39,6 +39,7 @@ from dynaprof.model import frame_keys
 from dynaprof.model.cache import CacheTally
 from dynaprof.model.journal import (
     JOURNAL_SCHEMA,
+    AotGraph,
     CacheLookupRecord,
     Calls,
     CompileEnd,
@@ -140,8 +141,10 @@ class _Builder:
         self.recompile_reasons: dict[str, list[str]] = {}  # frame key -> every cache entry's failures
         self.kernel_waits: list[kernel_waits.KernelWait] = []
         self.kernels: list[kernel_split.Kernel] = []
-        #: frame key -> [FX ops, IR nodes, kernels] summed over the graphs Inductor compiled in it
+        #: frame key -> [IR nodes, kernels] summed over the graphs Inductor compiled in it
         self.work: dict[str, list[int | None]] = {}
+        #: frame key -> the ops of the graphs AOT autograd handed its compilers in it, summed
+        self.aot_ops: dict[str, int | None] = {}
         self.cache_lookups = JournalLookups()  # every cache lookup, with its key's components
         self.torn = 0
 
@@ -389,13 +392,18 @@ class _Builder:
             ))  # fmt: skip
 
     def _on_work(self, r: Work) -> None:
-        acc = self.work.setdefault(str(r["key"]), [0, 0, 0])
-        for i, name in enumerate(("fx_ops", "ir_nodes", "kernels")):
-            v, have = r.get(name), acc[i]
-            if have is None or not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                acc[i] = None  # one graph of unknown size makes the frame's sum unknown
-            else:
-                acc[i] = have + v
+        key = str(r["key"])
+        acc = self.work.setdefault(key, [0, 0])
+        for i, name in enumerate(("ir_nodes", "kernels")):
+            acc[i] = _add_count(acc[i], r.get(name))
+        if "fx_ops" in r:  # a schema 5 or 6 journal: Inductor's hook counted the graph's ops
+            self._add_aot_ops(key, r.get("fx_ops"))
+
+    def _on_aot_graph(self, r: AotGraph) -> None:
+        self._add_aot_ops(str(r["key"]), r.get("ops"))
+
+    def _add_aot_ops(self, key: str, ops: object) -> None:
+        self.aot_ops[key] = _add_count(self.aot_ops.get(key, 0), ops)
 
     def _on_key_part(self, r: KeyPart) -> None:
         self.cache_lookups.key_part(r)
@@ -425,6 +433,13 @@ class _Builder:
         if isinstance(files, dict):
             self.cprofile_files = {str(k): v for k, v in files.items() if isinstance(v, str)}
         self.cprofile_merged = opt_str(r.get("merged"))
+
+
+def _add_count(have: int | None, value: object) -> int | None:
+    """A frame's exact count plus one graph's: one graph of unknown size makes the sum unknown."""
+    if have is None or not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        return None
+    return have + value
 
 
 def _or(value: int | None, default: int | None) -> int | None:
@@ -496,7 +511,9 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
     warnings += clip_samples(frames, stacks)
     for f in frames:
         if f.key in b.work:
-            f.aot_graph_ops, f.inductor_ir_nodes, f.inductor_kernels = b.work[f.key]
+            f.inductor_ir_nodes, f.inductor_kernels = b.work[f.key]
+        if f.key in b.aot_ops:
+            f.aot_graph_ops = b.aot_ops[f.key]
         f.cache = b.caches.get(f.key, CacheTally()).result(b.cache_metrics.get(f.key))
         f.metrics = dict(sorted(f.metrics.items()))
         f.spans.sort(key=lambda sp: sp.start_s)

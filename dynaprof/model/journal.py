@@ -33,7 +33,8 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
     from typing_extensions import NotRequired, TypedDict
 
 #: version of the record shapes; journals written before it existed are 1
-JOURNAL_SCHEMA = 6  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records
+JOURNAL_SCHEMA = 7  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
+#: 7: aot_graph records, work records without fx_ops (the ops after AOT autograd, for every AOT backend)
 
 #: a value kept verbatim (span arguments, ``CompiledFrame.metrics`` entries): see ``is_scalar``
 Scalar: TypeAlias = bool | int | float | str
@@ -322,16 +323,27 @@ class Kernel(TypedDict):
 
 
 class Work(TypedDict):
-    """One graph Inductor compiled in a window (``compile_fx._compile_fx_inner``): the ``call_function``
-    nodes of the FX graph AOT autograd handed it (``fx_ops``), and what Inductor made of it
-    (``ir_nodes`` before fusion, ``kernels`` generated; None where torch's counters were reset
-    mid-compile, as its cpp-wrapper second pass and its subprocess compile do)."""
+    """One graph Inductor compiled in a window (``compile_fx._compile_fx_inner``): what Inductor made
+    of it (``ir_nodes`` before fusion, ``kernels`` generated; None where torch's counters were reset
+    mid-compile, as its cpp-wrapper second pass and its subprocess compile do). Schema 5 and 6 journals
+    also carry ``fx_ops``, the ``call_function`` nodes of the graph (read as an ``AotGraph``'s ops);
+    schema 7 counts them for every AOT backend in ``aot_graph`` records instead."""
 
     t: Literal["work"]
     key: str
-    fx_ops: int | None
+    fx_ops: NotRequired[int | None]
     ir_nodes: int | None
     kernels: int | None
+
+
+class AotGraph(TypedDict):
+    """One graph AOT autograd handed its backend's compiler in a window (the forward or inference
+    graph at the frame's compile, the backward at its lazy compile or, with symbolic sizes saved for
+    it, at the forward's): its ``call_function`` nodes (``ops``; None where it had no graph)."""
+
+    t: Literal["aot_graph"]
+    key: str
+    ops: int | None
 
 
 class Stacks(TypedDict):
@@ -419,7 +431,7 @@ class End(TypedDict):
 JournalRecord: TypeAlias = (
     Start | Torch | Config | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline
     | KernelWait | Stacks | Sampler | CProfile | Unfinished | Calls | Device | End | KeyPart | CacheLookupRecord
-    | Work | Kernel
+    | Work | Kernel | AotGraph
 )
 
 #: record type (``t``) -> its TypedDict
@@ -429,5 +441,5 @@ RECORD_TYPES: dict[str, type] = {
     "guards": Guards, "inline": Inline, "kernel_wait": KernelWait, "stacks": Stacks, "sampler": Sampler,
     "cprofile": CProfile, "unfinished": Unfinished, "calls": Calls, "device": Device, "end": End,
     "key_part": KeyPart, "cache_lookup": CacheLookupRecord, "work": Work,
-    "kernel": Kernel,
+    "kernel": Kernel, "aot_graph": AotGraph,
 }  # fmt: skip

@@ -1,9 +1,10 @@
-"""``compile_fx._compile_fx_inner``, Inductor's compile of one graph (a forward, or a backward): the
-size of the FX graph AOT autograd handed it, counted before Inductor's passes change it, and the IR
+"""``compile_fx._compile_fx_inner``, Inductor's compile of one graph (a forward, or a backward): the IR
 nodes and kernels Inductor made of it (its own counters in ``torch._inductor.metrics``, read before
-and after, which a cache hit advances too). Exact counts: the same program, torch and config give
-the same numbers on every run, so ``compare`` shows their change without noise. One ``work``
-record per graph, keyed by the window it compiled in (a lazy backward's own)."""
+and after, which a cache hit advances too). The graph's own size, the ops after AOT autograd, is
+counted for every AOT backend alike where AOT autograd hands it over (``hooks.aot_graphs``). Exact
+counts: the same program, torch and config give the same numbers on every run, so ``compare`` shows
+their change without noise. One ``work`` record per graph, keyed by the window it compiled in (a lazy
+backward's own)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,6 @@ from typing import Any
 from dynaprof.capture.recorder import CompileRecorder
 from dynaprof.capture.torch_private import _private
 from dynaprof.model.journal import Work
-
-
-def _graph_ops(gm: Any) -> int | None:
-    """The ``call_function`` nodes of an FX graph module; None when it has no graph."""
-    try:
-        return sum(1 for n in gm.graph.nodes if getattr(n, "op", None) == "call_function")
-    except Exception:
-        return None
 
 
 def _counter(metrics: Any, name: str) -> int | None:
@@ -57,11 +50,10 @@ def _install(recorder: CompileRecorder) -> None:
         win = recorder.current(threading.get_ident())
         if win is None:
             return orig(gm, example_inputs, *a, **k)
-        ops = _graph_ops(gm)
         kernels0, ir0 = _counter(metrics, "generated_kernel_count"), _counter(metrics, "ir_nodes_pre_fusion")
         out = orig(gm, example_inputs, *a, **k)
         rec: Work = {
-            "t": "work", "key": win.key, "fx_ops": ops,
+            "t": "work", "key": win.key,
             "ir_nodes": _delta(ir0, _counter(metrics, "ir_nodes_pre_fusion")),
             "kernels": _delta(kernels0, _counter(metrics, "generated_kernel_count")),
         }  # fmt: skip
