@@ -39,7 +39,7 @@ METRICS: dict[str, str] = {
     "instructions": "bytecode instructions traced (incl. inlined)",
     "fx_nodes": "FX graph nodes",
     "fx_ops": "FX graph ops",
-    "aot_ops": "FX ops after AOT autograd (Inductor's input)",
+    "aot_ops": "FX ops after AOT autograd (the backend compiler's input)",
     "ir_nodes": "Inductor IR nodes",
     "kernels": "kernels generated",
     "python_calls": "Python calls while compiling (cProfile)",

@@ -226,6 +226,21 @@ def test_inductor_backward_compile_is_sampled_and_attributed(tmp_path: Path, mon
     sampled = sum(st.seconds for st in s.samples.stacks if st.frame == "0/0:bw")
     assert sampled > 0.5 * bw.compile_time_s  # sampled while it runs
     assert bw.attribution and sum(bw.attribution.values()) == pytest.approx(sampled, rel=0.05)
+    # the ops after AOT autograd: counted the same way for every AOT backend (docs/reports.md). The
+    # forward graph is aot_eager's; the backward is smaller under Inductor, whose joint-graph passes
+    # (run in its partitioner, before AOT autograd hands the graphs over) fold a transpose of a
+    # transpose and drop detaches, and whose decompositions split threshold_backward and the like
+    fwd = s.frame("0/0")
+    assert fwd is not None and fwd.inductor_ir_nodes and bw.inductor_kernels is not None
+    (tmp_path / "aot").mkdir()
+    r = profile(tmp_path / "aot", [str(SAMPLES / "training_step.py"), "--no-parametrize", "--backend", "aot_eager",
+                                   "--steps", "1"], "--sampler", "none")
+    assert r.returncode == 0, r.stderr[-3000:]
+    aot = load_session(r.run_dir / "session.json")
+    afwd, abw = aot.frame("0/0"), aot.frame("0/0:bw")
+    assert afwd is not None and abw is not None and afwd.inductor_ir_nodes is None
+    assert fwd.aot_graph_ops and fwd.aot_graph_ops == afwd.aot_graph_ops, (fwd.aot_graph_ops, afwd.aot_graph_ops)
+    assert bw.aot_graph_ops and abw.aot_graph_ops and bw.aot_graph_ops < abw.aot_graph_ops
 
 
 # -- recompiles in later iterations: guard failures at run time -----------------------------------
