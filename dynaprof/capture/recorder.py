@@ -132,6 +132,9 @@ class CompileRecorder:
         self._cause_parts: dict[int, frozenset[FunctionKey]] = {}  # a combined cause's single-node causes
         self._node_causes: dict[tuple[Any, Any], int] = {}
         self._lazy: list[tuple[str, str, Callable[[], None]]] = []
+        #: the same, installed at the first compile window after their module is imported instead
+        #: (a torch without phase events, 2.4, has no span to install them at)
+        self._lazy_at_window: list[tuple[str, str, Callable[[], None]]] = []
         #: (module, warning) of hooks left out while their module was not imported
         self._unhooked: list[tuple[str, str]] = []
         self._knows_attempt = False
@@ -270,6 +273,8 @@ class CompileRecorder:
             int(getattr(code, "co_firstlineno", 0)), wrapped,
         )  # fmt: skip
         self._frame_info[win.key] = info
+        if self._lazy_at_window:
+            self._lazy_at_window = self._install_imported(self._lazy_at_window)
         self._open(win, info)
         return win
 
@@ -487,8 +492,14 @@ class CompileRecorder:
     def _install_lazy(self) -> None:
         """Inductor's modules load on its first compile, after our hooks: wrap their classes at the
         first timed span after they are imported (before their work starts)."""
+        self._lazy = self._install_imported(self._lazy)
+
+    def _install_imported(
+        self, entries: list[tuple[str, str, Callable[[], None]]]
+    ) -> list[tuple[str, str, Callable[[], None]]]:
+        """Install the entries whose module is imported now; the others are still pending."""
         pending = []
-        for module, what, install in self._lazy:
+        for module, what, install in entries:
             if module not in sys.modules:
                 pending.append((module, what, install))
                 continue
@@ -496,7 +507,7 @@ class CompileRecorder:
                 install()
             except Exception as e:
                 self.warn(f"{what} not captured ({type(e).__name__}: {e})")
-        self._lazy = pending
+        return pending
 
     # -- end of run ---------------------------------------------------------------------------
     def flush_guards(self) -> None:

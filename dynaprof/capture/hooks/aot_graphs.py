@@ -47,8 +47,10 @@ def graph_ops(gm: Any) -> int | None:
 
 def install_aot_graphs(recorder: CompileRecorder) -> None:
     """Wait for ``backends.common`` (``recorder._lazy``): its ``aot_module_simplified`` is wrapped
-    once it is imported."""
-    recorder._lazy.append((AOT_COMMON, "ops after AOT autograd", functools.partial(_install, recorder)))
+    once it is imported (a backend lookup, at ``torch.compile``, imports it)."""
+    entry = (AOT_COMMON, "ops after AOT autograd", functools.partial(_install, recorder))
+    # before torch 2.5 there are no phase events: install it as the first compile window opens
+    (recorder._lazy if "phases" in recorder.hooks else recorder._lazy_at_window).append(entry)
 
 
 def _counted(fn: Callable[..., Any], recorder: CompileRecorder, gm: Any, *a: Any, **k: Any) -> Any:
