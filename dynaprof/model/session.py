@@ -270,10 +270,12 @@ class CompiledFrame:
     graph_node_count: int | None = None
     graph_input_count: int | None = None
     ir_count: int | None = None  # bytecode instructions Dynamo traced, inlined ones included
-    #: exact counts of what Inductor compiled in this window (forward, or this backward; None where
-    #: Inductor compiled nothing here or its counters were reset mid-compile): the ``call_function``
-    #: nodes of the FX graphs AOT autograd handed it, the IR nodes before fusion, the kernels generated
+    #: the ``call_function`` nodes of the FX graphs AOT autograd handed its backend's compilers in
+    #: this window, for any AOT backend (forward or inference, or this backward); None where no AOT
+    #: graph was compiled here
     aot_graph_ops: int | None = None
+    #: what Inductor made of its graphs in this window: the IR nodes before fusion, the kernels
+    #: generated; None where Inductor compiled nothing here or its counters were reset mid-compile
     inductor_ir_nodes: int | None = None
     inductor_kernels: int | None = None
     #: Python function calls made during this compile, as cProfile counted them (``--cprofile``);
