@@ -10,9 +10,12 @@ max shown), ``-`` where no run measured it (a backend without AOT autograd, with
 The cases: the seed sample parametrized and plain (aot_eager), its training step (a lazy backward
 compile), the graph-break / recompile sample (eager), a two-layer GPT-2 built from a config (no
 download) in a training step, and one Inductor row. The GPT-2 row runs under ``--transformers-python``
-(a Python with transformers and torch; skipped when it is missing). docs/reports.md keeps the table.
+(a Python with transformers and torch; skipped when it is missing). ``--hash-seed N`` gives every
+run the same ``PYTHONHASHSEED`` (by default each has its own, as a user's runs do: the order of a
+set of strings, and so the Python calls of a compile, can differ). docs/reports.md keeps the tables.
 
     .venv/bin/python benchmarks/bench_counts.py --runs 3 --transformers-python /tmp/bvenv/bin/python
+    .venv/bin/python benchmarks/bench_counts.py --runs 3 --transformers-python /tmp/bvenv/bin/python --hash-seed 0
 """
 
 from __future__ import annotations
@@ -147,13 +150,17 @@ def _cell(lo: str, hi: str, verdict: str) -> str:
     return lo if verdict == "identical" else f"**{lo} - {hi}** ({verdict})"
 
 
-def run_case(case: Case, runs: int, work: Path) -> tuple[list[dict[str, int | None]], float]:
+def run_case(
+    case: Case, runs: int, work: Path, hash_seed: str | None = None
+) -> tuple[list[dict[str, int | None]], float]:
     """``runs`` fresh ``dynaprof run`` processes of one case: their counts, and the mean wall seconds."""
     results, wall = [], 0.0
     for i in range(runs):
         out = work / f"{case.label.replace(' ', '_').replace('/', '_')}-{i}"
         cache = tempfile.mkdtemp(prefix="inductor-cache-", dir=work)
         env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_CACHE_DIR": cache, "DYNAPROF_PROGRESS": "0"}
+        if hash_seed is not None:
+            env["PYTHONHASHSEED"] = hash_seed
         cmd = [case.python or sys.executable, "-m", "dynaprof", "run", "-o", str(out), "--sampler", "none",
                "--cprofile", "--exports", "none", *case.args]
         t = time.perf_counter()
@@ -179,6 +186,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="fresh processes per case (3-5)")
     ap.add_argument("--transformers-python", help="a Python with transformers and torch for the GPT-2 row")
     ap.add_argument("--no-inductor", action="store_true", help="leave out the Inductor row (~1 min a run)")
+    ap.add_argument("--hash-seed", help="PYTHONHASHSEED for every run (default: each run its own, as a user's are)")
     args = ap.parse_args()
     py = args.transformers_python
     if py and not Path(py).exists():
@@ -189,13 +197,14 @@ def main() -> None:
         work = Path(tmp)
         (work / "tiny_gpt2.py").write_text(TINY_GPT2)
         for case in cases(py, not args.no_inductor):
-            runs, wall = run_case(case, args.runs, work)
+            runs, wall = run_case(case, args.runs, work, args.hash_seed)
             print(f"{case.label}: {args.runs} runs, {wall:.1f} s each", file=sys.stderr)
             measured.append((case, runs))
     print(table(measured))
     spreads = [(c.label, name, v) for c, runs in measured for name, _, _, v in spread(runs)
                if v not in ("identical", "-")]
-    print(f"\n{args.runs} runs per case; counts that differed between runs: "
+    seed = f"PYTHONHASHSEED={args.hash_seed}" if args.hash_seed is not None else "each run its own hash seed"
+    print(f"\n{args.runs} runs per case, {seed}; counts that differed between runs: "
           + ("; ".join(f"{label}: {COUNTS[name]} ({v})" for label, name, v in spreads) if spreads else "none"))
 
 
