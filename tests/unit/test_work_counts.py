@@ -1,5 +1,5 @@
 """Exact work counts without a real compile: the ops after AOT autograd (``aot_graph`` records, and
-schema 5's Inductor ``fx_ops``) summed per window, unknown never 0; the compiler wrappers that count
+schemas 5 and 6's Inductor ``fx_ops``) summed per window, unknown never 0; the compiler wrappers that count
 them leave the compilers, their types and torch's objects as they were; the spread of repeated runs'
 counts as ``benchmarks/bench_counts.py`` tabulates it."""
 
@@ -16,7 +16,7 @@ from tests.conftest import load_benchmark
 FACTS = ParentFacts(command=["dynaprof", "run", "x.py"], exit_status=0)
 
 
-def _journal(*work: dict[str, Any], schema: int = 6) -> list[dict[str, Any]]:
+def _journal(*work: dict[str, Any], schema: int = 7) -> list[dict[str, Any]]:
     def window(key: str, ts: float, kind: str = "forward") -> list[dict[str, Any]]:
         start = {"t": "compile_start", "key": key, "cid": "0/0", "tid": 1, "ts": ts, "name": "f",
                  "file": "/w/x.py", "line": 3, "call_site": []}
@@ -57,7 +57,7 @@ def test_inductor_counts_beside_the_aot_ops_and_one_unknown_graph_makes_the_sum_
     assert bad["0/0"][0] is None and bad["0/0:bw"][0] is None  # never a negative or a bool as a count
 
 
-def test_a_schema_5_journal_still_reads_inductors_fx_ops_as_the_aot_ops() -> None:
+def test_a_schema_5_or_6_journal_still_reads_inductors_fx_ops_as_the_aot_ops() -> None:
     got = _counts(_journal({"t": "work", "key": "0/0", "fx_ops": 5, "ir_nodes": 4, "kernels": 2},
                            {"t": "work", "key": "0/0:bw", "fx_ops": 14, "ir_nodes": 9, "kernels": 3}, schema=5))
     assert got == {"0/0": (5, 4, 2), "0/0:bw": (14, 9, 3), "1/0": (None, None, None)}
