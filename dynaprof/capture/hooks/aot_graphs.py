@@ -78,6 +78,8 @@ def _counting(compiler: Any, recorder: CompileRecorder, serializable: type | Non
 def _install(recorder: CompileRecorder) -> None:
     common = _private(AOT_COMMON)
     orig = common.aot_module_simplified
+    if "aot_module_simplified" not in common.AotAutograd.__call__.__code__.co_names:
+        raise LookupError("AotAutograd no longer calls backends.common.aot_module_simplified")  # a warning
     # a lazy backward compiles from inside autograd's backward, which compiled code may have called
     # with Dynamo's frame callback set: Dynamo must run our frames as they are, never trace them (a
     # frame holding tensors would be compiled), as it does torch's own; callees are not affected
