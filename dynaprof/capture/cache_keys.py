@@ -57,6 +57,9 @@ class Recorder(Protocol):
 
     def rel(self, epoch_ns: float) -> float: ...
 
+    #: compute AOTAutograd's key components (``--no-aot-components`` turns it off)
+    aot_components: bool
+
 UTILS = "torch._dynamo.utils"
 AOT_CACHE = "torch._functorch._aot_autograd.autograd_cache"
 PGO = "torch._dynamo.pgo"
@@ -228,7 +231,9 @@ def _hook_aot_debug_lines(recorder: Recorder, hooks: CacheKeyHooks, module: Any)
         out = orig(pickler, details, key, *a, **k)
         if recorder.current(threading.get_ident()) is not None:
             try:  # what torch computes at DEBUG, computed here without touching its logging
-                hooks.keep_aot_lines(key, out if out else hooks.compute_aot_lines(pickler, details))
+                lines = out if out else hooks.compute_aot_lines(pickler, details) if recorder.aot_components else None
+                if lines:
+                    hooks.keep_aot_lines(key, lines)
             except Exception:
                 pass
         return out

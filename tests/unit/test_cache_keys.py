@@ -328,6 +328,7 @@ class _FakeRecorder:
         self.records: list[dict[str, Any]] = []
         self.window: Any = type("W", (), {"key": "0/0"})()
         self._lazy: list[Any] = []
+        self.aot_components = True
 
     def emit(self, r: Any) -> None:
         self.records.append(r)
@@ -407,3 +408,50 @@ def test_a_torch_24_log_says_its_keys_have_no_outcome(tmp_path: Path) -> None:
     assert [w for w in s.capture.warnings if "fx_graph_cache_hash" in w] == [
         "the log holds 1 FX graph cache key(s) (fx_graph_cache_hash, torch 2.4) without their outcome "
         "(2.4 counts hits and misses but does not log them): no FX graph cache lookups read"]
+
+
+# -- AOTAutograd's components: computed by default, not with --no-aot-components --------------
+
+
+class _Pickler:
+    """Stands in for torch's AOTAutograd pickler: ``debug_lines`` hashes each attribute."""
+
+    def get_hash(self, obj: Any) -> str:
+        return _h(repr(obj))
+
+    def debug_lines(self, details: dict[str, Any]) -> list[str]:
+        return [f"[{self.get_hash(v)}] {k}: {v}" for k, v in details.items()]
+
+
+def _aot_lookup(aot_components: bool, torch_lines: list[str] | None = None) -> dict[str, Any]:
+    """One AOTAutograd lookup through the hooks: torch's ``_get_debug_lines_for_cache_key`` (which
+    gives ``torch_lines``, [] unless at DEBUG), then its instant event without components."""
+    from dynaprof.capture.cache_keys import CacheKeyHooks, _hook_aot_debug_lines
+
+    rec = _FakeRecorder()
+    rec.aot_components = aot_components
+    hooks = CacheKeyHooks(rec)  # type: ignore[arg-type]
+    module = type("M", (), {"_get_debug_lines_for_cache_key": staticmethod(lambda p, d, k: torch_lines or [])})
+    _hook_aot_debug_lines(rec, hooks, module)  # type: ignore[arg-type]
+    out = module._get_debug_lines_for_cache_key(_Pickler(), {"aot_config": "x", "grad_enabled": False}, "ak1")
+    assert out == (torch_lines or [])  # torch gets back what it computed
+    hooks.on_instant("autograd_cache_miss", {"cache_state": "miss", "key": "ak1", "components": []})
+    return next(r for r in rec.records if r["t"] == "cache_lookup")
+
+
+def test_aot_components_are_computed_by_default_and_not_when_turned_off() -> None:
+    assert len(_aot_lookup(True)["parts"]) == 2
+    assert _aot_lookup(False)["parts"] == []  # the lookup is still recorded, without components
+    at_debug = [f"[{_h('1')}] aot_config: 1"]
+    assert len(_aot_lookup(False, at_debug)["parts"]) == 1  # torch's own (DEBUG logging) are kept
+
+
+def test_the_run_option_reaches_the_child() -> None:
+    import argparse
+
+    from dynaprof.cli.run_options import add_run_options
+
+    p = argparse.ArgumentParser()
+    add_run_options(p)
+    assert p.parse_args([]).aot_components is True
+    assert p.parse_args(["--no-aot-components"]).aot_components is False
