@@ -455,3 +455,19 @@ def test_the_run_option_reaches_the_child() -> None:
     add_run_options(p)
     assert p.parse_args([]).aot_components is True
     assert p.parse_args(["--no-aot-components"]).aot_components is False
+
+
+def test_a_torch_that_gives_aot_components_itself_is_not_warned_of() -> None:
+    """Torch 2.6 has no ``_get_debug_lines_for_cache_key`` and puts the components in its events:
+    nothing to say; a lookup that comes without them is said once."""
+    from dynaprof.capture.cache_keys import CacheKeyHooks, _hook_aot_debug_lines
+
+    rec = _FakeRecorder()
+    hooks = CacheKeyHooks(rec)  # type: ignore[arg-type]
+    _hook_aot_debug_lines(rec, hooks, type("M", (), {"__name__": "autograd_cache"}))  # type: ignore[arg-type]
+    hooks.on_instant("autograd_cache_miss", {"cache_state": "miss", "key": "a1", "components": debug_lines()})
+    assert [r for r in rec.records if r["t"] == "warn"] == []
+    for key in ("a2", "a3"):
+        hooks.on_instant("autograd_cache_miss", {"cache_state": "miss", "key": key, "components": []})
+    warns = [r["msg"] for r in rec.records if r["t"] == "warn"]
+    assert len(warns) == 1 and "AOTAutograd cache key components not captured" in warns[0]
