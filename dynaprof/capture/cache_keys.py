@@ -32,7 +32,7 @@ from typing import Any, Protocol
 from dynaprof.capture.torch_private import _private, torch_version
 from dynaprof.model.cache import marker
 from dynaprof.model.cache_keys import KeyComponent, ParsedLookup, lookup_from_info
-from dynaprof.model.journal import CacheLookupRecord, JournalRecord
+from dynaprof.model.journal import CacheLookupRecord, JournalRecord, SpanEvent
 
 
 class _Window(Protocol):
@@ -101,6 +101,8 @@ class CacheKeyHooks:
         #: why AOTAutograd's components could not be hooked (torch 2.6 computes them itself:
         #: said only if a lookup then comes without them)
         self.aot_unhooked: str | None = None
+        #: also journal each lookup's cache marker (``marker``): set where torch's metrics lack them
+        self.markers = False
 
     def _table(self) -> _Parts:
         if self.parts.emit != self.recorder.emit:  # a new journal: its ids start again
@@ -144,6 +146,19 @@ class CacheKeyHooks:
         lk = lookup_from_info(m[0], info, m[1])
         if lk is not None:
             self.emit(lk)
+            if self.markers:
+                win = self.recorder.current(threading.get_ident())
+                if win is not None:
+                    self.marker(name, win.key, metadata.get("time_saved_ns"))
+
+    def marker(self, name: str, key: str, saved_ns: Any = None) -> None:
+        """The ``span`` record of a cache marker (``CompiledFrame.cache`` counts them), for a torch
+        whose CompilationMetrics do not count local lookups (2.4-2.6; 2.13 does, and its counts are kept)."""
+        rec: SpanEvent = {"t": "span", "name": name, "ph": "i", "tid": threading.get_ident(),
+                          "ts": self.recorder.rel(time.time_ns()), "key": key}  # fmt: skip
+        if isinstance(saved_ns, (int, float)) and not isinstance(saved_ns, bool):
+            rec["args"] = {"time_saved_ns": saved_ns}
+        self.recorder.emit(rec)
 
     def compute_aot_lines(self, pickler: Any, details: Any) -> list[str]:
         """AOTAutograd's key components, as torch computes them at DEBUG logging: its pickler
@@ -197,6 +212,8 @@ def install_cache_hooks(recorder: Recorder) -> None:
         _install_from_trace(recorder, hooks, utils)
         return
     orig = logger_cls.log_instant_event
+    fields = getattr(getattr(utils, "CompilationMetrics", None), "__dataclass_fields__", {})
+    hooks.markers = "inductor_fx_local_cache_hit_count" not in fields  # torch 2.5-2.6 counts remote ones only
 
     @functools.wraps(orig)
     def log_instant_event(self: Any, event_name: Any, *a: Any, **k: Any) -> Any:
@@ -357,9 +374,7 @@ class TraceLookups:
         if key is None:
             return
         self.hooks.emit(lk, key)
-        ts = self.recorder.rel(time.time_ns())
-        self.recorder.emit({"t": "span", "name": f"fx_graph_cache_{lk.outcome}", "ph": "i",
-                            "tid": threading.get_ident(), "ts": ts, "key": key})  # fmt: skip
+        self.hooks.marker(f"fx_graph_cache_{lk.outcome}", key)
 
 
 def _install_from_trace(recorder: Recorder, hooks: CacheKeyHooks, utils: Any) -> None:
