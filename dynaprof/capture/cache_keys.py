@@ -239,7 +239,7 @@ def _when_loaded(recorder: Recorder, module: str, what: str, hook: Callable[[Any
         try:
             hook(sys.modules[module])
         except Exception as e:  # torch < 2.6 has neither: those lookups keep no components / are not seen
-            recorder.warn(f"{what} not captured ({type(e).__name__}: {e})")
+            recorder.warn(f"torch {torch_version()}: {what} not captured ({type(e).__name__}: {e})")
 
     if module in sys.modules:
         install()
