@@ -12,6 +12,9 @@ What torch already computes, read where it passes:
   (``_get_debug_lines_for_cache_key``); the wrapper computes them itself from the same pickler and
   details (``pickler.debug_lines``, a few ms per compile), keeps them for the lookup's event, and
   hands torch what torch computed: the user's logging and torch's own records are unchanged.
+  ``dynaprof run --no-aot-components`` leaves this out (``Recorder.aot_components``).
+* Torch 2.4 has no instant events: its FX graph cache keys come from the structured trace and
+  their outcomes from Inductor's counters (``TraceLookups``).
 * Dynamo's profile-guided ``code_state`` (``torch._dynamo.pgo.get_local_code_state``, read once per
   process where a job id gives it a key): hit or miss.
 
