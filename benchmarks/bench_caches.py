@@ -59,7 +59,7 @@ COST = textwrap.dedent("""\
     import json, sys, time
     import dynaprof
     from dynaprof.capture import cache_keys as ck
-    spent = {"on_instant": 0.0, "compute_aot_lines": 0.0, "calls": 0}
+    spent = {"on_instant": 0.0, "compute_aot_lines": 0.0, "calls": 0, "aot_calls": [], "aot_compile_s": []}
     def timed(name):
         orig = getattr(ck.CacheKeyHooks, name)
         def wrapper(*a, **k):
@@ -69,6 +69,8 @@ COST = textwrap.dedent("""\
             finally:
                 spent[name] += time.perf_counter() - t
                 spent["calls"] += 1
+                if name == "compute_aot_lines":
+                    spent["aot_calls"].append(time.perf_counter() - t)
         setattr(ck.CacheKeyHooks, name, wrapper)
     timed("on_instant"); timed("compute_aot_lines")
     out, script = sys.argv[1], sys.argv[2]
@@ -79,6 +81,7 @@ COST = textwrap.dedent("""\
     spent["compile_s"] = s.total_compile_s
     spent["lookups"] = len([lk for lk in s.cache_keys.lookups if lk.cache != "dynamo"])
     spent["compiles"] = len(s.frames)
+    spent["aot_compile_s"] = [f.compile_time_s for f in s.frames if f.compile_time_s]  # each compile's time
     print(json.dumps(spent))
 """)
 
@@ -138,10 +141,13 @@ def cost(tmp: Path, model: str) -> str:
             raise SystemExit(f"cost: failed:\n{proc.stderr[-2000:]}")
         d = json.loads(proc.stdout.strip().splitlines()[-1])
         hooks = d["on_instant"] + d["compute_aot_lines"]
+        each = ", ".join(f"{x * 1e3:.1f}" for x in d["aot_calls"])
+        times = ", ".join(f"{x:.2f}" for x in d["aot_compile_s"])
         out.append(f"{model}, {case}: {d['lookups']} lookups in {d['compiles']} compiles, hooks {hooks * 1e3:.1f} ms "
                    f"(reading cache info {d['on_instant'] * 1e3:.1f} ms, AOTAutograd components "
-                   f"{d['compute_aot_lines'] * 1e3:.1f} ms) "
-                   f"of {d['compile_s']:.2f} s compile ({hooks / d['compile_s']:.2%})")
+                   f"{d['compute_aot_lines'] * 1e3:.1f} ms: {each or 'none'} ms per call) "
+                   f"of {d['compile_s']:.2f} s compile ({hooks / d['compile_s']:.2%}; each compile {times} s); "
+                   f"components alone {d['compute_aot_lines'] / d['compile_s']:.2%}")
     return "\n".join(out)
 
 

@@ -22,6 +22,22 @@ from tests.factories import SP, FunctionTable, frame, make_session
 TESTS_DIR = Path(__file__).resolve().parent
 ROOT_DIR = TESTS_DIR.parent
 
+
+def torch_release() -> tuple[int, int]:
+    """(major, minor) of the installed torch, without importing it; (0, 0) where it is missing."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        parts = re.findall(r"\d+", version("torch"))
+    except PackageNotFoundError:
+        return (0, 0)
+    return (int(parts[0]), int(parts[1])) if len(parts) >= 2 else (0, 0)
+
+
+#: torch 2.4 has no chromium instant events, no AOTAutograd cache, no PGO, and its FX graph
+#: cache is off unless TORCHINDUCTOR_FX_GRAPH_CACHE=1 (``capture.cache_keys.TraceLookups``)
+OLD_CACHES = torch_release() < (2, 5)
+
 # -- processes ------------------------------------------------------------------------------------
 
 

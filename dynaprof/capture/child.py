@@ -48,6 +48,7 @@ class ChildConfig:
     cprofile_dir: str | None = None
     torch_trace_dir: str | None = None
     time_calls: bool = False
+    aot_components: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -66,6 +67,7 @@ class Child:
                 cprofile_dir=cfg.cprofile_dir,
                 torch_trace_dir=cfg.torch_trace_dir,
                 time_calls=cfg.time_calls,
+                aot_components=cfg.aot_components,
             ),
         )
         self.exit_status = 0

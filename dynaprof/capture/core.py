@@ -70,6 +70,8 @@ class CaptureOptions:
     use_signal: bool = True
     #: also time each call of the compiled graphs (two clock reads a call): CompiledFrame.call_time_*
     time_calls: bool = False
+    #: compute AOTAutograd's cache-key components (``capture.cache_keys``; ``--no-aot-components``)
+    aot_components: bool = True
 
 
 class DynamoWatcher(importlib.abc.MetaPathFinder):
@@ -153,6 +155,10 @@ class Capture:
 
             self.cprofile = CompileProfiler(opts.cprofile_dir, rec.warn)
         rec.time_calls = opts.time_calls
+        rec.aot_components = opts.aot_components
+        if not opts.aot_components:
+            rec.warn("AOTAutograd cache key components not computed (--no-aot-components): its misses are not "
+                     "explained")  # fmt: skip
         rec.on_window_start = self._window_start
         rec.on_window_end = self._window_end
 

@@ -151,6 +151,8 @@ class CompileRecorder:
         self.call_counters: dict[str, list[list[int]]] = {}
         #: time each call of a graph compiled from now on (``--time-calls``)
         self.time_calls = False
+        #: compute AOTAutograd's cache-key components (``capture.cache_keys``; ``--no-aot-components``)
+        self.aot_components = True
         #: False outside a profiled block (in-process profiling): no window opens from a span
         self.gate: Callable[[], bool] = lambda: True
         #: under ``dynaprof run`` on a terminal: erases the parent's progress line as a compile ends

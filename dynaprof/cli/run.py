@@ -139,6 +139,7 @@ class RunCommand:
                 rate_hz=args.rate,
                 inline_profile=args.inline_profile,
                 time_calls=args.time_calls,
+                aot_components=args.aot_components,
                 cprofile_dir=str(where / "cprofile") if args.cprofile else None,
                 torch_trace_dir=str(args.torch_trace.resolve()) if args.torch_trace else None,
             )

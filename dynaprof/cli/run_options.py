@@ -47,6 +47,14 @@ def add_run_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
         "profiler crashes compiles that restart after a graph break)",
     ))
     added.append(p.add_argument(
+        "--no-aot-components",
+        dest="aot_components",
+        action="store_false",
+        help="do not compute AOTAutograd's cache-key components (torch computes them only at DEBUG logging; "
+        "dynaprof does, ~10-30 ms per Inductor compile, a few %% of a sub-second one): an AOTAutograd cache "
+        "miss is then not explained (docs/caches.md)",
+    ))
+    added.append(p.add_argument(
         "--time-calls",
         action="store_true",
         help="also time each call of the compiled code (host wall time per call, median and total; on "

@@ -121,6 +121,8 @@ class _Artifact:
     def done(self) -> None:
         m = marker(self.name)
         if m is None:
+            if self.name == "fx_graph_cache_hash":
+                self.into.keys_only += 1
             return
         try:
             info = json.loads(b"".join(self.chunks).decode("utf-8", "replace")) if self.chunks else {}
@@ -136,6 +138,14 @@ class TraceLookups:
 
     def __init__(self) -> None:
         self.found: list[tuple[object, ParsedLookup]] = []
+        self.keys_only = 0  # torch 2.4's ``fx_graph_cache_hash`` artifacts: a key, no outcome
+
+    def warnings(self) -> list[str]:
+        """What the log could not say of its caches (once per session)."""
+        if not self.keys_only or any(lk.cache == "fx_graph" for _, lk in self.found):
+            return []
+        return [f"the log holds {self.keys_only} FX graph cache key(s) (fx_graph_cache_hash, torch 2.4) without "
+                "their outcome (2.4 counts hits and misses but does not log them): no FX graph cache lookups read"]
 
     def artifact(self, frame: object, name: str) -> _Artifact:
         """The payload handler of the artifact ``name`` of ``frame`` (the importer's accumulator)."""

@@ -160,7 +160,7 @@ def read_metrics(m: Mapping[str, Any], kind: str, compile_id: str) -> FrameMetri
         ir_count=opt_int(m.get("ir_count")),
         guard_latency_us=opt_num(m.get("guard_latency_us")),
         recompile_reason=opt_str(m.get("recompile_reason")) or None,
-        fail_type=opt_str(m.get("fail_type")) or None,
+        fail_type=fail_type_name(opt_str(m.get("fail_type"))),
         fail_reason=opt_str(m.get("fail_reason")),
         fail_filename=fail_file,
         fail_lineno=opt_int(m.get("fail_user_frame_lineno")) if fail_file else None,
@@ -177,6 +177,18 @@ def read_metrics(m: Mapping[str, Any], kind: str, compile_id: str) -> FrameMetri
 
 #: how torch names the recompile limit a compile failed on: 2.13 "exceeding the recompile_limit cache
 #: size limit", "Limit type: accumulated_recompile_limit"; 2.4 "cache_size_limit reached"
+_CLASS_REPR = re.compile(r"^<class '(?:[\w.]*\.)?(\w+)'>$")
+
+
+def fail_type_name(text: str | None) -> str | None:
+    """The exception's class name: torch 2.4 logs ``str(type(e))`` (``<class 'torch._dynamo.exc.
+    BackendCompilerFailed'>``), later torch the name (``BackendCompilerFailed``)."""
+    if not text:
+        return None
+    m = _CLASS_REPR.match(text)
+    return m.group(1) if m else text
+
+
 _LIMIT_HIT = re.compile(
     r"exceeding the (\w+) cache size limit|Limit type: (\w+)|\b(\w*(?:cache_size|recompile)_limit) reached"
 )

@@ -385,7 +385,7 @@ class _Builder:
             else:
                 fr.key = frame_keys.frame_key(acc.compile_id + acc.key_suffix, acc.generation, used)
             used.add(fr.key)
-        warnings = stats.warnings()
+        warnings = stats.warnings() + self.cache_lookups.warnings()
         start_time = iso_utc(origin / 1e6) if origin is not None else None
         if start_time is None:
             start_time = self._glog_start_time()

@@ -159,13 +159,26 @@ def graph_nodes(code: str) -> list[KeyComponent]:
     return out
 
 
+def joined(lines: Iterable[Any]) -> list[str]:
+    """One entry per component: torch 2.4 logs its ``debug_str`` split at every newline, so a
+    multi-line value (the graph's code) continues on entries that are not ``[hash] name: ...``;
+    those are joined back to the component they belong to. Later torch gives one entry each."""
+    out: list[str] = []
+    for line in lines:
+        if not isinstance(line, str):
+            continue
+        if out and not line.startswith("["):  # the graph's code lines start with spaces, def, #
+            out[-1] += "\n" + line
+        else:
+            out.append(line)
+    return out
+
+
 def components_of(lines: Iterable[Any]) -> tuple[list[KeyComponent], list[KeyComponent]]:
     """Torch's debug lines -> (components, the graph's nodes)."""
     comps: list[KeyComponent] = []
     nodes: list[KeyComponent] = []
-    for line in lines:
-        if not isinstance(line, str):
-            continue
+    for line in joined(lines):
         got = parse_component(line)
         if got is None:
             continue

@@ -304,3 +304,170 @@ def test_compare_lines_say_both_warm_starts_and_the_differences() -> None:
     assert lines[1] == "0/0: FX graph cache missed (BASE's 0/0 hit): Inductor config max_fusion_size: 64 -> 7 " \
                        "(and 1 more component)"
     assert lines[2] == "  also: input 0: shape (4, 8) -> (5, 8)"
+
+
+# -- torch 2.4: keys from the structured trace, outcomes from Inductor's counters --------------
+
+
+def _split(lines: list[str]) -> list[str]:
+    """Torch 2.4's ``fx_graph_cache_hash`` components: its ``debug_str`` split at every newline."""
+    return "\n".join(lines).split("\n")
+
+
+def test_torch_24_components_split_at_newlines_are_joined_back() -> None:
+    whole = lookup_from_info("fx_graph", info())
+    split = lookup_from_info("fx_graph", {**info(), "components": _split(debug_lines())})
+    assert whole is not None and split is not None
+    assert split.components == whole.components and split.nodes == whole.nodes and len(split.nodes) == 4
+
+
+class _FakeRecorder:
+    """What ``capture.cache_keys`` uses of the recorder, with one compile window open."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+        self.window: Any = type("W", (), {"key": "0/0"})()
+        self._lazy: list[Any] = []
+        self.aot_components = True
+
+    def emit(self, r: Any) -> None:
+        self.records.append(r)
+
+    def current(self, tid: int) -> Any:
+        return self.window
+
+    def warn(self, message: str) -> None:
+        self.records.append({"t": "warn", "msg": message})
+
+    def warn_if_imported(self, module: str, message: str) -> None: ...
+
+    def _key_of(self, compile_id: str | None, tid: int) -> str | None:
+        return "0/0" if compile_id == "0/0" else None
+
+    def rel(self, epoch_ns: float) -> float:
+        return 1.0
+
+
+def _trace_lookups() -> tuple[Any, _FakeRecorder, dict[str, dict[str, int]]]:
+    from dynaprof.capture.cache_keys import CacheKeyHooks, TraceLookups
+
+    rec = _FakeRecorder()
+    counters: dict[str, dict[str, int]] = {}  # like torch's: "inductor" appears at its first count
+    return TraceLookups(rec, CacheKeyHooks(rec), counters), rec, counters  # type: ignore[arg-type]
+
+
+def _hash_artifact(t: Any, key: str) -> None:
+    payload = json.dumps({"key": key, "components": _split(debug_lines())})
+    t.on_trace("artifact", lambda: {"name": "fx_graph_cache_hash", "encoding": "json"}, lambda: payload)
+
+
+def test_torch_24_lookups_take_their_outcome_from_the_counters() -> None:
+    t, rec, counters = _trace_lookups()
+    metrics = lambda: {"compile_id": "0/0"}  # noqa: E731
+    t.on_trace("dynamo_start", dict, None)
+    _hash_artifact(t, "fk1")
+    counters["inductor"] = {"fxgraph_cache_miss": 1}  # torch counts the miss, then compiles
+    t.on_trace("compilation_metrics", metrics, None)
+    t.on_trace("dynamo_start", dict, None)
+    _hash_artifact(t, "fk1")
+    counters["inductor"]["fxgraph_cache_hit"] = 1
+    _hash_artifact(t, "fk2")  # the next key resolves the one before; nothing counted for this one
+    t.on_trace("compilation_metrics", metrics, None)
+    t.on_trace("dynamo_start", dict, None)
+    counters["inductor"]["fxgraph_cache_bypass"] = 2  # raised before any key: no artifact
+    t.on_trace("compilation_metrics", metrics, None)
+    lookups = [(r["key"], r["outcome"], r.get("cache_key"), len(r["parts"]), len(r["nodes"]))
+               for r in rec.records if r["t"] == "cache_lookup"]  # fmt: skip
+    assert lookups == [("0/0", "miss", "fk1", 8, 4), ("0/0", "hit", "fk1", 8, 4),
+                       ("0/0", "bypass", None, 0, 0), ("0/0", "bypass", None, 0, 0)]  # fmt: skip
+    markers = [r["name"] for r in rec.records if r["t"] == "span"]
+    assert markers == ["fx_graph_cache_miss", "fx_graph_cache_hit", "fx_graph_cache_bypass", "fx_graph_cache_bypass"]
+
+
+def test_torch_24_without_a_window_or_a_counted_outcome_says_nothing() -> None:
+    t, rec, counters = _trace_lookups()
+    rec.window = None
+    _hash_artifact(t, "fk1")  # outside a compile: not read
+    rec.window = type("W", (), {"key": "0/0"})()
+    _hash_artifact(t, "fk2")
+    counters["inductor"] = {"fxgraph_cache_hit": 1, "fxgraph_cache_miss": 1}  # two grew: which is unknown
+    t.on_trace("compilation_metrics", dict, None)
+    assert [r for r in rec.records if r["t"] == "cache_lookup"] == []
+
+
+def test_a_torch_24_log_says_its_keys_have_no_outcome(tmp_path: Path) -> None:
+    log = (DATA / "one_frame.log").read_text()
+    ctx = {"frame_id": 0, "frame_compile_id": 0, "attempt": 0}
+    art = _record({"artifact": {"name": "fx_graph_cache_hash", "encoding": "json"}, **ctx},
+                  json.dumps({"key": "fk", "components": _split(debug_lines())}))  # fmt: skip
+    at = log.index("V1130 20:00:36.841000")
+    path = tmp_path / "dedicated_log_torch_trace_x.log"
+    path.write_text(log[:at] + art + log[at:])
+    s = import_torch_trace(path)
+    assert [lk.cache for lk in s.cache_keys.lookups] == ["dynamo"]  # no outcome is guessed
+    assert [w for w in s.capture.warnings if "fx_graph_cache_hash" in w] == [
+        "the log holds 1 FX graph cache key(s) (fx_graph_cache_hash, torch 2.4) without their outcome "
+        "(2.4 counts hits and misses but does not log them): no FX graph cache lookups read"]
+
+
+# -- AOTAutograd's components: computed by default, not with --no-aot-components --------------
+
+
+class _Pickler:
+    """Stands in for torch's AOTAutograd pickler: ``debug_lines`` hashes each attribute."""
+
+    def get_hash(self, obj: Any) -> str:
+        return _h(repr(obj))
+
+    def debug_lines(self, details: dict[str, Any]) -> list[str]:
+        return [f"[{self.get_hash(v)}] {k}: {v}" for k, v in details.items()]
+
+
+def _aot_lookup(aot_components: bool, torch_lines: list[str] | None = None) -> dict[str, Any]:
+    """One AOTAutograd lookup through the hooks: torch's ``_get_debug_lines_for_cache_key`` (which
+    gives ``torch_lines``, [] unless at DEBUG), then its instant event without components."""
+    from dynaprof.capture.cache_keys import CacheKeyHooks, _hook_aot_debug_lines
+
+    rec = _FakeRecorder()
+    rec.aot_components = aot_components
+    hooks = CacheKeyHooks(rec)  # type: ignore[arg-type]
+    module = type("M", (), {"_get_debug_lines_for_cache_key": staticmethod(lambda p, d, k: torch_lines or [])})
+    _hook_aot_debug_lines(rec, hooks, module)  # type: ignore[arg-type]
+    out = module._get_debug_lines_for_cache_key(_Pickler(), {"aot_config": "x", "grad_enabled": False}, "ak1")
+    assert out == (torch_lines or [])  # torch gets back what it computed
+    hooks.on_instant("autograd_cache_miss", {"cache_state": "miss", "key": "ak1", "components": []})
+    return next(r for r in rec.records if r["t"] == "cache_lookup")
+
+
+def test_aot_components_are_computed_by_default_and_not_when_turned_off() -> None:
+    assert len(_aot_lookup(True)["parts"]) == 2
+    assert _aot_lookup(False)["parts"] == []  # the lookup is still recorded, without components
+    at_debug = [f"[{_h('1')}] aot_config: 1"]
+    assert len(_aot_lookup(False, at_debug)["parts"]) == 1  # torch's own (DEBUG logging) are kept
+
+
+def test_the_run_option_reaches_the_child() -> None:
+    import argparse
+
+    from dynaprof.cli.run_options import add_run_options
+
+    p = argparse.ArgumentParser()
+    add_run_options(p)
+    assert p.parse_args([]).aot_components is True
+    assert p.parse_args(["--no-aot-components"]).aot_components is False
+
+
+def test_a_torch_that_gives_aot_components_itself_is_not_warned_of() -> None:
+    """Torch 2.6 has no ``_get_debug_lines_for_cache_key`` and puts the components in its events:
+    nothing to say; a lookup that comes without them is said once."""
+    from dynaprof.capture.cache_keys import CacheKeyHooks, _hook_aot_debug_lines
+
+    rec = _FakeRecorder()
+    hooks = CacheKeyHooks(rec)  # type: ignore[arg-type]
+    _hook_aot_debug_lines(rec, hooks, type("M", (), {"__name__": "autograd_cache"}))  # type: ignore[arg-type]
+    hooks.on_instant("autograd_cache_miss", {"cache_state": "miss", "key": "a1", "components": debug_lines()})
+    assert [r for r in rec.records if r["t"] == "warn"] == []
+    for key in ("a2", "a3"):
+        hooks.on_instant("autograd_cache_miss", {"cache_state": "miss", "key": key, "components": []})
+    warns = [r["msg"] for r in rec.records if r["t"] == "warn"]
+    assert len(warns) == 1 and "AOTAutograd cache key components not captured" in warns[0]

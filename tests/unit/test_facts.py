@@ -135,3 +135,11 @@ def test_live_recompile_lists_every_entry(tmp_path: Path) -> None:
     assert "0/0" in last and "0/1" in last, last  # both cache entries' failures, as torch's log lists
     assert all(c.filename != "<string>" for f in s.frames for c in f.call_site)
     assert "graph break at graph_breaks_recompiles.py:16" in unwrap(r.stderr)
+
+
+def test_a_failure_type_reads_as_its_class_name_on_every_torch() -> None:
+    from dynaprof.ingest.torch_metrics import fail_type_name
+
+    assert fail_type_name("<class 'torch._dynamo.exc.BackendCompilerFailed'>") == "BackendCompilerFailed"  # 2.4
+    assert fail_type_name("BackendCompilerFailed") == "BackendCompilerFailed"  # 2.13
+    assert fail_type_name("<class 'KeyError'>") == "KeyError" and fail_type_name("") is None
