@@ -277,6 +277,8 @@ class CompileRecorder:
         self._frame_info[win.key] = info
         if self._lazy_at_window:
             self._lazy_at_window = self._install_imported(self._lazy_at_window)
+        if self._lazy:  # a torch without phase events (2.4) has no span to install them at
+            self._install_lazy()
         self._open(win, info)
         return win
 
@@ -493,7 +495,11 @@ class CompileRecorder:
 
     def _install_lazy(self) -> None:
         """Inductor's modules load on its first compile, after our hooks: wrap their classes at the
-        first timed span after they are imported (before their work starts)."""
+        first timed span after they are imported (before their work starts). A torch without
+        phase events (2.4) has no such span: there a compile window's start and each FX node AOT
+        autograd or Inductor starts on install them (``hooks.provenance.wrap_node_context``):
+        Inductor's backend is imported before AOT autograd runs, and its codegen modules when a
+        ``GraphLowering`` is made, before it lowers a node."""
         self._lazy = self._install_imported(self._lazy)
 
     def _install_imported(

@@ -10,10 +10,13 @@ from __future__ import annotations
 from dynaprof.model.session import FunctionRef
 
 #: probing the CPU's vector ISA (compiling and running test programs) and building the precompiled
-#: header: (file needle, and function name or None for the whole file)
+#: header: (file needle, and function name or None for the whole file). Torch before 2.5 probes in
+#: codecache.py itself (``valid_vec_isa_list``, called by ``pick_vec_isa``) and has no header.
 TOOLCHAIN_FRAMES: tuple[tuple[str, str | None], ...] = (
     ("torch/_inductor/cpu_vec_isa.py", None),
     ("torch/_inductor/codecache.py", "_precompile_header"),
+    ("torch/_inductor/codecache.py", "pick_vec_isa"),
+    ("torch/_inductor/codecache.py", "valid_vec_isa_list"),
 )
 
 

@@ -144,9 +144,13 @@ def test_kernel_compile_keeps_its_cause_in_process_and_in_a_worker(tmp_path: Pat
     """One compile thread builds each C++ kernel in process, inside the generated module's
     ``async_compile`` call (and pays the toolchain setup there); two build them in worker threads
     while the compile waits. Either way the kernels' compile seconds go to their kernels' causes."""
+    import torch
+
     from dynaprof.model import load_session
     from tests.conftest import run_dynaprof
 
+    # torch 2.4 runs parametrizations for real while compiling (no kernel of theirs) and counts no IR nodes
+    torch25 = tuple(int(x) for x in torch.__version__.split(".")[:2]) >= (2, 5)
     script = tmp_path / "kernels.py"
     script.write_text(_KERNELS)
     cache = tmp_path / "inductor-cache"  # the precompiled header survives FORCE_DISABLE_CACHES
@@ -166,7 +170,9 @@ def test_kernel_compile_keeps_its_cause_in_process_and_in_a_worker(tmp_path: Pat
         # is its kernel's, not whole graph's or unknown
         named = sum(v for c, v in kernel.items() if c not in UNNAMED_CAUSES)
         assert named >= 0.8 * total, (threads, kernel)
-        assert kernel.get(CAUSE_PARAMETRIZATION, 0.0) > 0 and any(c.startswith("step (kernels.py:") for c in kernel)
+        assert any(c.startswith("step (kernels.py:") for c in kernel), kernel
+        if torch25:
+            assert kernel.get(CAUSE_PARAMETRIZATION, 0.0) > 0, kernel
         (f,) = s.frames
         assert f.kernel_wait_unmeasured_s <= 0.2 * total, (threads, f.kernel_wait_unmeasured_s, kernel)
         # every kernel's own cause (``kernel`` records) was given to its owner by the assembler
@@ -176,13 +182,18 @@ def test_kernel_compile_keeps_its_cause_in_process_and_in_a_worker(tmp_path: Pat
         work.append((f.aot_graph_ops, f.inductor_ir_nodes, f.inductor_kernels))
         if threads == "1":  # the first C++ kernel of the cache dir: the ISA probe and the header,
             # which either kernel would have needed
-            assert set(s.axes.matrix.get("toolchain_setup", {})) == {CAUSE_TOOLCHAIN}, s.axes.matrix
+            owners = set(s.axes.matrix.get("toolchain_setup", {}))
+            if torch25:
+                assert owners == {CAUSE_TOOLCHAIN}, s.axes.matrix
+            else:  # step's is the only kernel, so the setup is step's (the rule: the one cause)
+                assert len(owners) == 1 and next(iter(owners)).startswith("step (kernels.py:"), s.axes.matrix
 
     # exact work counts: what Inductor was handed and made, the same on both runs (two kernels)
     assert work[0] == work[1], work
     ops, ir_nodes, kernels = work[0]
-    assert ops is not None and ops >= 4 and ir_nodes is not None and ir_nodes >= 2
-    assert kernels is not None and kernels >= 2
+    assert ops is not None and ops >= 4
+    if torch25:
+        assert ir_nodes is not None and ir_nodes >= 2 and kernels is not None and kernels >= 2
 
 
 def test_a_measured_kernel_of_unknown_cause_is_not_an_unmeasured_wait() -> None:

@@ -47,6 +47,8 @@ def wrap_node_context(recorder: CompileRecorder, owner: Any, attr: str) -> None:
             with orig(this, node, *a, **k):
                 yield
             return
+        if recorder._lazy:  # torch 2.4: no phase span installs Inductor's hooks (recorder._install_lazy)
+            recorder._install_lazy()
         depth = causes.enter(tid, recorder._node_cause_id(node))
         try:
             with orig(this, node, *a, **k):
