@@ -43,11 +43,13 @@ METRICS: dict[str, str] = {
     "ir_nodes": "Inductor IR nodes",
     "kernels": "kernels generated",
     "python_calls": "Python calls while compiling (cProfile)",
+    "cpu_instructions": "CPU instructions retired while compiling (hardware counter; ? where the machine has none)",
     "parametrization_s": "parametrized property tracing (exact)",
     "sampled_s": "sampled time",
 }
 #: exact work counts (not timed, so not noisy): their change is shown as an exact difference
-WORK_COUNTS = frozenset({"instructions", "fx_nodes", "fx_ops", "aot_ops", "ir_nodes", "kernels", "python_calls"})
+WORK_COUNTS = frozenset({"instructions", "fx_nodes", "fx_ops", "aot_ops", "ir_nodes", "kernels", "python_calls",
+                         "cpu_instructions"})
 #: the per-compile work counts compared frame by frame (``CompiledFrame`` fields), with their labels
 FRAME_WORK: dict[str, str] = {
     "ir_count": "instructions", "inlined_calls": "inlined calls", "graph_node_count": "FX nodes",
@@ -148,6 +150,7 @@ def run_metrics(s: Session, normalize: bool = False) -> dict[str, float | None]:
         "ir_nodes": _f(_sum([f.inductor_ir_nodes for f in s.frames])),
         "kernels": _f(_sum([f.inductor_kernels for f in s.frames])),
         "python_calls": _f(_sum([f.python_calls for f in s.frames])),
+        "cpu_instructions": _f(_sum([f.cpu_instructions for f in s.frames])),
         "parametrization_s": parametrization_seconds(s.frames) * scale if _knows(s, "properties") else None,
         "sampled_s": (s.samples.seconds * scale) if s.samples is not None else None,
     }

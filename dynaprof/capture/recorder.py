@@ -93,6 +93,8 @@ class Window:
     #: opened from a phase event (``frame_keys.OWN_COMPILE_SPANS``), not by Dynamo's frame compile:
     #: no guards, no inlines
     aux: bool = False
+    #: the hardware instruction counter's id for this window (``hooks.instructions``; -1: none)
+    instructions_id: int = -1
 
 
 class CodeInfo(NamedTuple):
@@ -132,6 +134,8 @@ class CompileRecorder:
         self._cause_parts: dict[int, frozenset[FunctionKey]] = {}  # a combined cause's single-node causes
         self._node_causes: dict[tuple[Any, Any], int] = {}
         self._lazy: list[tuple[str, str, Callable[[], None]]] = []
+        #: ``torch._C._instruction_counter`` where the machine has one (``hooks.instructions``)
+        self.instructions: Any = None
         #: the same, installed at the first compile window after their module is imported instead
         #: (a torch without phase events, 2.4, has no span to install them at)
         self._lazy_at_window: list[tuple[str, str, Callable[[], None]]] = []
@@ -285,6 +289,8 @@ class CompileRecorder:
     def _open(self, win: Window, info: CodeInfo, fwd: str | None = None) -> None:
         tid = win.tid
         win.traced_base = self.traced.depth(tid)
+        if self.instructions is not None:
+            win.instructions_id = self.instructions.start()
         stack = self.windows.setdefault(tid, [])
         stack.append(win)
         rec: CompileStart = {
@@ -392,6 +398,8 @@ class CompileRecorder:
             "recompile_reasons": win.recompile_reasons,
             "props": props,
         }
+        if win.instructions_id >= 0:
+            rec["instructions"] = int(self.instructions.end(win.instructions_id))
         if not win.graph_break_sites:  # no break site seen (that hook missing): what torch's counters say
             rec["graph_break_reasons"] = [{"reason": r} for r in new_breaks]
         self.emit(rec)

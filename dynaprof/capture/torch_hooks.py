@@ -22,6 +22,7 @@ from dynaprof.capture.hooks.ddp import install_ddp_buckets
 from dynaprof.capture.hooks.dynamo_profiler import install_dynamo_profiler
 from dynaprof.capture.hooks.graph_breaks import install_graph_breaks
 from dynaprof.capture.hooks.inlines import install_inlines
+from dynaprof.capture.hooks.instructions import install_instruction_counter
 from dynaprof.capture.hooks.markers import install_markers
 from dynaprof.capture.hooks.metrics import install_metrics
 from dynaprof.capture.hooks.phases import install_phases
@@ -54,6 +55,7 @@ STEPS: tuple[tuple[str, Callable[[CompileRecorder], None]], ...] = (
     ("cache_keys", install_cache_hooks),
     ("work_counts", install_work_counts),
     ("aot_graphs", install_aot_graphs),
+    ("instruction_counter", install_instruction_counter),
 )
 
 

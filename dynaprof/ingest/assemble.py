@@ -253,7 +253,7 @@ class _Builder:
                 f.graph_breaks = len(sites)
         else:  # torch's counters (older journals list them beside the sites)
             f.graph_break_reasons = [GraphBreak(str(g["reason"])) for g in r.get("graph_break_reasons") or []]
-        f.inlined_calls = opt_int(r.get("inlines"))
+        f.inlined_calls, f.cpu_instructions = opt_int(r.get("inlines")), opt_int(r.get("instructions"))
         final = opt_int(r.get("inlines_final"))
         if f.inlined_calls is not None and final is not None and 0 <= final <= f.inlined_calls:
             f.inlined_calls, f.inlined_calls_discarded = final, f.inlined_calls - final

@@ -232,6 +232,8 @@ class CompileEnd(TypedDict):
     inlines_final: int | None
     recompile_reasons: list[str] | None
     props: list[Prop]
+    #: CPU instructions retired on the compiling thread in the window, where a hardware counter exists
+    instructions: NotRequired[int]
 
 
 class SpanEvent(TypedDict):

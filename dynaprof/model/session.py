@@ -270,6 +270,8 @@ class CompiledFrame:
     graph_node_count: int | None = None
     graph_input_count: int | None = None
     ir_count: int | None = None  # bytecode instructions Dynamo traced, inlined ones included
+    #: CPU instructions retired on the compiling thread, where the machine has a hardware counter
+    cpu_instructions: int | None = None
     #: the ``call_function`` nodes of the FX graphs AOT autograd handed its backend's compilers in
     #: this window, for any AOT backend (forward or inference, or this backward); None where no AOT
     #: graph was compiled here
