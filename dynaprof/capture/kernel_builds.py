@@ -46,7 +46,6 @@ class Window(Protocol):
     """What these hooks read and write of a compile window (``recorder.Window``)."""
 
     key: str
-    kernels: dict[str, int]
     kernel_pending: set[str]
     kernel_worker_s: dict[str, float]
     kernel_parts: dict[str, provenance.KernelParts]
@@ -135,7 +134,7 @@ class KernelBuilds:
             return kid
         parts = win.kernel_parts.get(name)
         if parts is None:
-            return win.kernels.get(name)
+            return None
         recorder = self.recorder
         kid = win.kernel_ids[name] = recorder._cause_id((name, win.key, len(win.kernel_ids), KERNEL_CAUSE))
         recorder.emit_functions()
@@ -212,7 +211,7 @@ class KernelBuilds:
             if built is None:
                 unmeasured += 1
                 continue
-            cid = win.kernel_ids.get(name, win.kernels.get(name))
+            cid = win.kernel_ids.get(name)
             cid = cid if cid is not None else recorder._cause_id(provenance.UNKNOWN)
             shares[cid] = shares.get(cid, 0.0) + built
         win.kernel_pending.difference_update(names)

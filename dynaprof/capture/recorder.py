@@ -78,13 +78,12 @@ class Window:
     #: depth of the thread's traced stack when this compile began, and root translator runs so far
     traced_base: int = 0
     root_runs: int = 0
-    #: Inductor kernel name -> cause id of its origin nodes (names repeat across graphs)
-    kernels: dict[str, int] = field(default_factory=dict)
     #: kernels handed to a compile worker and not waited for yet, and each one's build seconds as
     #: the worker measured them (``capture.kernel_builds``)
     kernel_pending: set[str] = field(default_factory=set)
     kernel_worker_s: dict[str, float] = field(default_factory=dict)
-    #: kernel name -> its parts (``provenance.KernelParts``), and the cause id its build is sampled under
+    #: Inductor kernel name (names repeat across graphs) -> its origin nodes' parts
+    #: (``provenance.KernelParts``), and the cause id its build is sampled under
     kernel_parts: dict[str, provenance.KernelParts] = field(default_factory=dict)
     kernel_ids: dict[str, int] = field(default_factory=dict)
     #: forward (a Dynamo frame compile), backward (AOT autograd's lazy backward compile) or
@@ -350,6 +349,8 @@ class CompileRecorder:
 
     def _end(self, win: Window, result: Any, exc: BaseException | None) -> None:
         end_ns = time.time_ns()
+        # before dynaprof's own work below (guard trees, the record), which is not the compile's
+        instructions = self.instructions.end(win.instructions_id) if win.instructions_id >= 0 else None
         stack = self.windows.get(win.tid, [])
         # the thread's last open window: stop sampling (and cProfile) before dynaprof's own work at
         # the end of a compile (guard trees, the record), which is not the compile's time
@@ -398,8 +399,8 @@ class CompileRecorder:
             "recompile_reasons": win.recompile_reasons,
             "props": props,
         }
-        if win.instructions_id >= 0:
-            rec["instructions"] = int(self.instructions.end(win.instructions_id))
+        if instructions is not None:
+            rec["instructions"] = int(instructions)
         if not win.graph_break_sites:  # no break site seen (that hook missing): what torch's counters say
             rec["graph_break_reasons"] = [{"reason": r} for r in new_breaks]
         self.emit(rec)
@@ -476,11 +477,11 @@ class CompileRecorder:
             self._node_causes[memo] = fid
         return fid
 
-    def _kernel_parts(self, nodes: list[Any]) -> provenance.KernelParts:
-        """Whose nodes a kernel is made of: all of them, the parametrization's, and both parts' causes."""
-        distinct = list({id(n): n for n in nodes}.values())  # IR nodes share their origins
-        ids = [self._node_cause_id(n) for n in distinct]
-        keys = [self._cause_keys.get(i, provenance.UNKNOWN) for i in ids]
+    def _kernel_parts(self, nodes: list[Any], ids: list[int]) -> provenance.KernelParts:
+        """Whose nodes a kernel is made of (``ids``: each node's cause id): all of them, the
+        parametrization's, and both parts' causes."""
+        distinct = {id(n): i for n, i in zip(nodes, ids, strict=True)}  # IR nodes share their origins
+        keys = [self._cause_keys.get(i, provenance.UNKNOWN) for i in distinct.values()]
         param, rest = provenance.split_parts(keys)
         return provenance.KernelParts(
             len(distinct), sum(1 for k in keys if k[3] == provenance.CAUSE_PARAMETRIZATION),

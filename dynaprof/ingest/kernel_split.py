@@ -30,7 +30,7 @@ import statistics
 from dataclasses import dataclass, replace
 
 from dynaprof.fmt import stored_s
-from dynaprof.ingest.kernel_waits import UNKNOWN_CAUSE, KernelWait, split_counts
+from dynaprof.ingest.kernel_waits import KernelWait, add_unknown, split_stack, unknown_id
 from dynaprof.model.session import CompiledFrame, FunctionRef, Stack
 from dynaprof.model.toolchain import toolchain_frame
 
@@ -70,10 +70,10 @@ def in_process_seconds(stacks: list[Stack], kernels: list[Kernel], functions: li
     """Sampled seconds of each kernel's builder call (its cause id -> seconds), toolchain setup
     left out. Read before the waits are split, so a wait's share is not counted twice."""
     ids = {k.cause for k in kernels}
-    toolchain = [toolchain_frame(f) for f in functions]
+    toolchain = frozenset(i for i, f in enumerate(functions) if toolchain_frame(f))
     out: dict[int, float] = {}
     for st in stacks:
-        if st.cause in ids and not any(0 <= i < len(toolchain) and toolchain[i] for i in st.compiler):
+        if st.cause in ids and toolchain.isdisjoint(st.compiler):
             out[st.cause] = out.get(st.cause, 0.0) + st.seconds
     return out
 
@@ -141,7 +141,7 @@ def split_kernels(stacks: list[Stack], kernels: list[Kernel], waits: list[Kernel
         if k.mixed and frame is not None:
             frame.fused_kernels += 1
             frame.fused_kernel_s = stored_s(frame.fused_kernel_s + built.get(k.cause, 0.0))
-    unknown = next((i for i, f in enumerate(functions) if f == UNKNOWN_CAUSE), len(functions))
+    unknown = unknown_id(functions)
     out: list[Stack] = []
     for st in stacks:
         own = by_id.get(st.cause)
@@ -153,11 +153,6 @@ def split_kernels(stacks: list[Stack], kernels: list[Kernel], waits: list[Kernel
             continue
         f = frac[own.cause]
         parts = [(cid, x) for cid, x in ((own.param, f), (own.rest, 1.0 - f)) if cid >= 0 and x > 0]
-        if len(parts) == 1:
-            out.append(replace(st, cause=parts[0][0]))
-            continue
-        for (cid, x), n in zip(parts, split_counts(st.samples, [x for _, x in parts]), strict=True):
-            out.append(replace(st, cause=cid, samples=n, seconds=round(st.seconds * x, 9)))
-    if unknown == len(functions) and any(st.cause == unknown for st in out):
-        functions.append(UNKNOWN_CAUSE)
+        out += split_stack(st, parts)
+    add_unknown(functions, out, unknown)
     return out

@@ -68,6 +68,25 @@ def split_counts(total: int, fractions: list[float]) -> list[int]:
     return counts
 
 
+def split_stack(st: Stack, parts: list[tuple[int, float]]) -> list[Stack]:
+    """One stack as one stack per (cause id, fraction) of ``parts``: samples by largest
+    remainder, seconds in proportion (the fractions add up to 1)."""
+    counts = split_counts(st.samples, [f for _, f in parts])
+    return [replace(st, cause=cid, samples=n, seconds=round(st.seconds * f, 9))
+            for (cid, f), n in zip(parts, counts, strict=True)]
+
+
+def unknown_id(functions: list[FunctionRef]) -> int:
+    """``UNKNOWN_CAUSE``'s index in ``functions``: where it is, or where ``add_unknown`` puts it."""
+    return next((i for i, f in enumerate(functions) if f == UNKNOWN_CAUSE), len(functions))
+
+
+def add_unknown(functions: list[FunctionRef], stacks: list[Stack], unknown: int) -> None:
+    """Add ``UNKNOWN_CAUSE`` to ``functions`` when a stack was given its id and it is not there yet."""
+    if unknown == len(functions) and any(st.cause == unknown for st in stacks):
+        functions.append(UNKNOWN_CAUSE)
+
+
 def split_waits(
     stacks: list[Stack], waits: list[KernelWait], functions: list[FunctionRef], frames: dict[str, CompiledFrame]
 ) -> list[Stack]:
@@ -77,7 +96,7 @@ def split_waits(
     are left as they are: their cause reads as unknown."""
     if not waits:
         return stacks
-    unknown = next((i for i, f in enumerate(functions) if f == UNKNOWN_CAUSE), len(functions))
+    unknown = unknown_id(functions)
     by_cause = {w.cause: w for w in waits}
     out: list[Stack] = []
     unmeasured: dict[str, float] = {}
@@ -90,13 +109,10 @@ def split_waits(
         if wait.cause not in split:  # each wait's split worked out once, for all its stacks
             split[wait.cause] = (weights(wait, unknown), unmeasured_share(wait))
         parts, share = split[wait.cause]
-        counts = split_counts(st.samples, [f for _, f in parts])
-        for (cid, frac), n in zip(parts, counts, strict=True):
-            out.append(replace(st, cause=cid, samples=n, seconds=round(st.seconds * frac, 9)))
+        out += split_stack(st, parts)
         if st.frame is not None and share > 0:
             unmeasured[st.frame] = unmeasured.get(st.frame, 0.0) + st.seconds * share
-    if unknown == len(functions) and any(st.cause == unknown for st in out):
-        functions.append(UNKNOWN_CAUSE)
+    add_unknown(functions, out, unknown)
     for key, seconds in unmeasured.items():
         if key in frames:
             frames[key].kernel_wait_unmeasured_s = stored_s(seconds)

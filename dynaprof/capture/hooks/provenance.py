@@ -38,6 +38,9 @@ def wrap_node_context(recorder: CompileRecorder, owner: Any, attr: str) -> None:
     """Wrap a ``@contextmanager`` method ``(self, node)`` that brackets work on one FX node."""
     orig = getattr(owner, attr)
     causes = recorder.causes
+    # torch 2.4 has no phase span to install Inductor's hooks at (``recorder._install_lazy``): the
+    # nodes AOT autograd and Inductor start on do it there, and only there (this is a hot path)
+    install_lazy = "phases" not in recorder.hooks
 
     @functools.wraps(orig)
     @contextlib.contextmanager
@@ -47,7 +50,7 @@ def wrap_node_context(recorder: CompileRecorder, owner: Any, attr: str) -> None:
             with orig(this, node, *a, **k):
                 yield
             return
-        if recorder._lazy:  # torch 2.4: no phase span installs Inductor's hooks (recorder._install_lazy)
+        if install_lazy and recorder._lazy:
             recorder._install_lazy()
         depth = causes.enter(tid, recorder._node_cause_id(node))
         try:
@@ -74,15 +77,15 @@ def wrap_scheduled(recorder: CompileRecorder, owner: Any, attr: str, nodes_arg: 
             return orig(this, *a, **k)
         arg = a[nodes_arg]
         fx = provenance.fx_nodes_of(arg if isinstance(arg, (list, tuple)) else [arg])
-        cid = recorder._combined_cause_id([recorder._node_cause_id(n) for n in fx])
+        ids = [recorder._node_cause_id(n) for n in fx]
+        cid = recorder._combined_cause_id(ids)
         depth = causes.enter(tid, cid)
         try:
             out = orig(this, *a, **k)
         finally:
             causes.exit(tid, depth)
         if defines and isinstance(out, str):
-            win.kernels[out] = cid
-            win.kernel_parts[out] = recorder._kernel_parts(fx)
+            win.kernel_parts[out] = recorder._kernel_parts(fx, ids)
         return out
 
     setattr(owner, attr, wrapper)
