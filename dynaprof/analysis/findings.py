@@ -194,7 +194,7 @@ def _fused_kernels(session: Session, total: float) -> Finding | None:
     (more or other kernels) only a run without it shows."""
     n = sum(f.fused_kernels for f in session.frames)
     secs = sum(f.fused_kernel_s for f in session.frames)
-    if n == 0 or secs < 0.5:
+    if n == 0 or secs < 0.5 or session.counterfactual is not None:  # there, _counterfactual says it
         return None
     return Finding(
         "fused_kernels",
@@ -203,6 +203,25 @@ def _fused_kernels(session: Session, total: float) -> Finding | None:
         f"({fmt.seconds(secs)} to build); the parametrization is counted for its nodes' share of their size, "
         "not for kernels it makes Inductor build in place of others: to see those, compare with a run "
         "without it (dynaprof compare PLAIN_RUN THIS_RUN)",
+    )
+
+
+def _counterfactual(session: Session, total: float) -> Finding | None:
+    """``dynaprof run --counterfactual``: what the run without the parametrizations compiled, and
+    the kernels only this run built (given to the parametrization whole, ``ingest.kernel_match``)."""
+    cf = session.counterfactual
+    if cf is None:
+        return None
+    kernels = sum(f.inductor_kernels or 0 for f in session.frames)
+    extra = (f"; {fmt.plural(cf.extra_kernels, 'kernel')} that fuse a parametrization's nodes have no counterpart "
+             f"there ({fmt.seconds(cf.extra_kernel_s)} to build) and count under it" if cf.extra_kernels else "")
+    return Finding(
+        "counterfactual",
+        0.0,  # a measured comparison beside the causes, never the verdict
+        f"with its {fmt.plural(len(cf.folded), 'parametrization')} folded (a second run, cold caches), the script "
+        f"compiled in {fmt.seconds(cf.compile_s)} against {fmt.seconds(total)} here"
+        + (f", {cf.kernels} Inductor kernels against {kernels}" if kernels or cf.kernels else "")
+        + extra + " (one run each: their difference is as noisy as two runs)",
     )
 
 
@@ -449,7 +468,8 @@ def findings(session: Session) -> list[Finding]:
     found = [
         fn(session, total)
         for fn in (_failures, _parametrization, _restarts, _recompiles, _little_used, _recompile_limit, _graph_breaks,
-                   _top_category, _slowest_frame, _backward, _no_provenance, _toolchain, _fused_kernels)
+                   _top_category, _slowest_frame, _backward, _no_provenance, _toolchain, _fused_kernels,
+                   _counterfactual)
     ]
     found += _causes(session, total)
     keys = {f.key for f in found if f is not None}
@@ -473,7 +493,7 @@ def findings(session: Session) -> list[Finding]:
 SPECIFIC_SHARE = 0.2
 #: findings that are facts about where time went, not one thing to change
 _NOT_SPECIFIC = ("category:", "slowest_frame", "backward", "no_provenance", "recompile_limit", "toolchain",
-                 "fused_kernels")
+                 "fused_kernels", "counterfactual")
 
 
 def hottest(session: Session, found: list[Finding] | None = None) -> str:

@@ -49,6 +49,7 @@ class ChildConfig:
     torch_trace_dir: str | None = None
     time_calls: bool = False
     aot_components: bool = True
+    fold_parametrizations: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -68,6 +69,7 @@ class Child:
                 torch_trace_dir=cfg.torch_trace_dir,
                 time_calls=cfg.time_calls,
                 aot_components=cfg.aot_components,
+                fold_parametrizations=cfg.fold_parametrizations,
             ),
         )
         self.exit_status = 0

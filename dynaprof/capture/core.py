@@ -72,6 +72,8 @@ class CaptureOptions:
     time_calls: bool = False
     #: compute AOTAutograd's cache-key components (``capture.cache_keys``; ``--no-aot-components``)
     aot_components: bool = True
+    #: fold every parametrization before compiling (``dynaprof run --counterfactual``'s second run)
+    fold_parametrizations: bool = False
 
 
 class DynamoWatcher(importlib.abc.MetaPathFinder):
@@ -128,6 +130,10 @@ class Capture:
 
         rec = Recorder(self.journal.write, self.t0_ns, self.table)
         rec.install(inline_profile=self.options.inline_profile)
+        if self.options.fold_parametrizations:
+            from dynaprof.capture.hooks.fold import install_fold
+
+            rec.install_step("fold_parametrizations", functools.partial(install_fold, rec))
         if self.options.torch_trace_dir:
             from dynaprof.capture.hooks.trace_export import install_trace_export
 

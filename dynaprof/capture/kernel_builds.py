@@ -140,7 +140,7 @@ class KernelBuilds:
         recorder.emit_functions()
         recorder.emit({
             "t": "kernel", "key": win.key, "cause": kid, "name": name, "nodes": parts.nodes,
-            "param_nodes": parts.param_nodes, "param": parts.param, "rest": parts.rest,
+            "param_nodes": parts.param_nodes, "param": parts.param, "rest": parts.rest, "users": list(parts.users),
         })  # fmt: skip
         return kid
 

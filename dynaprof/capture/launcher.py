@@ -11,6 +11,7 @@ The live status line on a terminal is ``capture/progress.py``'s.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -83,22 +84,27 @@ def _forward_signals(proc: subprocess.Popen[bytes]) -> Iterator[list[int]]:
 
 def launch(
     cfg: ChildConfig, on_started: Callable[[int], None] | None = None, progress: Progress | None = None,
-    extra_env: dict[str, str] | None = None,
+    extra_env: dict[str, str] | None = None, output: Path | None = None,
 ) -> LaunchResult:
-    """Run the child; ``extra_env``: variables set for it on top of ours (``--repeat``'s cache folders)."""
+    """Run the child; ``extra_env``: variables set for it on top of ours (``--repeat``'s cache folders);
+    ``output``: a file for its stdout and stderr, its stdin empty (a run the user did not ask to see)."""
     env = dict(os.environ)
     env.update(extra_env or {})
     env[CONFIG_ENV] = json.dumps(asdict(cfg))
     if progress is not None:  # the child erases the line itself when a compile ends (no race)
         env[PROGRESS_ENV] = str(progress.flag)
-    tty = _foreground_tty()
+    tty = _foreground_tty() if output is None else None
     t0 = time.perf_counter()
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _BOOT.format(root=_PACKAGE_PARENT)],
-            env=env,
-            preexec_fn=_take_foreground(tty) if tty is not None else None,
-        )
+        with open(output, "wb") if output is not None else contextlib.nullcontext() as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", _BOOT.format(root=_PACKAGE_PARENT)],
+                env=env,
+                preexec_fn=_take_foreground(tty) if tty is not None else None,
+                stdin=subprocess.DEVNULL if out is not None else None,
+                stdout=out,
+                stderr=out,
+            )
     except OSError as e:
         from dynaprof.errors import DynaprofError
 

@@ -138,12 +138,14 @@ def combine(causes: Iterable[FunctionKey]) -> FunctionKey:
 
 class KernelParts(NamedTuple):
     """One kernel's origin nodes by cause: how many there are (distinct FX nodes), how many a
-    parametrization added, and the cause ids of those and of the others (-1: none)."""
+    parametrization added, the cause ids of those and of the others (-1: none), and the distinct
+    user causes among the others (what a counterfactual run's kernels are matched by)."""
 
     nodes: int
     param_nodes: int
     param: int
     rest: int
+    users: tuple[int, ...] = ()
 
 
 def split_parts(keys: list[FunctionKey]) -> tuple[FunctionKey | None, FunctionKey | None]:

@@ -483,9 +483,11 @@ class CompileRecorder:
         distinct = {id(n): i for n, i in zip(nodes, ids, strict=True)}  # IR nodes share their origins
         keys = [self._cause_keys.get(i, provenance.UNKNOWN) for i in distinct.values()]
         param, rest = provenance.split_parts(keys)
+        users = sorted({i for i, k in zip(distinct.values(), keys, strict=True) if k[3] == provenance.CAUSE_USER})
         return provenance.KernelParts(
             len(distinct), sum(1 for k in keys if k[3] == provenance.CAUSE_PARAMETRIZATION),
             self._cause_id(param) if param is not None else -1, self._cause_id(rest) if rest is not None else -1,
+            tuple(users),
         )  # fmt: skip
 
     def _combined_cause_id(self, ids: list[int]) -> int:

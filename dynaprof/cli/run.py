@@ -104,6 +104,10 @@ class RunCommand:
                                 or args.sampler == "py-spy" or args.torch_trace):
             raise DynaprofError("--repeat runs one process at a time with the builtin sampler: it does not "
                                 "combine with torchrun ranks, --sampler py-spy or --torch-trace")
+        if args.counterfactual and (args.repeat > 1 or args.nproc_per_node is not None
+                                    or ranks_support.current_rank() is not None):
+            raise DynaprofError("--counterfactual compares one run with one more: it does not combine with --repeat "
+                                "or torchrun ranks")
         if args.warm and args.repeat == 1:
             raise DynaprofError("--warm goes with --repeat N (a single run uses the caches as they are)")
         stem = Path(target).stem if kind == "script" else target.rsplit(".", 1)[-1]
@@ -159,6 +163,16 @@ class RunCommand:
                 for folder in caches.values():
                     shutil.rmtree(folder, ignore_errors=True)
             notes = pyspy.finish() if pyspy else []
+            plain = None
+            if args.counterfactual and result.exit_status == 0 and result.signal is None:
+                from dynaprof.cli.counterfactual import run_plain
+
+                caches = cold_caches()
+                try:
+                    plain = run_plain(cfg, run_dir, caches, args.quiet)
+                finally:
+                    for folder in caches.values():
+                        shutil.rmtree(folder, ignore_errors=True)
             facts = ParentFacts(
                 command=redact_argv(["dynaprof", *args.argv]),
                 exit_status=result.exit_status,
@@ -172,7 +186,7 @@ class RunCommand:
                 run_dir=str(run_dir),
                 notes=notes,
             )
-            session = assemble((rec for _, rec in read_journal(journal)), facts) if journal.exists() else None
+            session = assemble((rec for _, rec in read_journal(journal)), facts, plain) if journal.exists() else None
             if session is not None:
                 for name, value in caches.items():  # ours, not the user's: --repeat makes them again
                     if session.run.env is not None and session.run.env.get(name) == value:

@@ -60,6 +60,14 @@ def add_run_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
         help="also time each call of the compiled code (host wall time per call, median and total; on "
         "CUDA the kernels run asynchronously, so this is launch time)",
     ))
+    added.append(p.add_argument(
+        "--counterfactual",
+        action="store_true",
+        help="then run the script once more, with cold compiler caches and every parametrization of what "
+        "torch.compile is given folded first (remove_parametrizations(..., leave_parametrized=True)): the "
+        "Inductor kernels only the parametrized run builds go to the parametrization, and the report gives "
+        "the compile time without it (docs/causes.md)",
+    ))
     added.append(p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr"))
     added.append(p.add_argument(
         "--repeat", type=int, default=1, metavar="N",

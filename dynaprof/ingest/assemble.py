@@ -18,6 +18,8 @@ from dynaprof.fmt import plural, stored_s
 from dynaprof.ingest import kernel_split, kernel_waits
 from dynaprof.ingest.cache_keys import JournalLookups
 from dynaprof.ingest.frame_samples import clip_samples, sampled_attempts
+from dynaprof.ingest.journal_values import add_count, location, or_default, property_trace
+from dynaprof.ingest.kernel_match import PlainKernels, plain_kernels
 from dynaprof.ingest.prof_files import total_calls
 from dynaprof.ingest.times import iso_utc
 from dynaprof.ingest.torch_metrics import (
@@ -49,6 +51,7 @@ from dynaprof.model.journal import (
     Device,
     End,
     Fn,
+    Folded,
     Guards,
     Hooks,
     Inline,
@@ -56,7 +59,6 @@ from dynaprof.model.journal import (
     KernelWait,
     KeyPart,
     Metrics,
-    Prop,
     Sampler,
     SpanEvent,
     Stacks,
@@ -72,11 +74,11 @@ from dynaprof.model.session import (
     CaptureInfo,
     CompiledFrame,
     ConfigChange,
+    Counterfactual,
     FunctionRef,
     GraphBreak,
     InlineStack,
     Location,
-    PropertyTrace,
     RunInfo,
     Samples,
     Session,
@@ -141,6 +143,8 @@ class _Builder:
         self.recompile_reasons: dict[str, list[str]] = {}  # frame key -> every cache entry's failures
         self.kernel_waits: list[kernel_waits.KernelWait] = []
         self.kernels: list[kernel_split.Kernel] = []
+        self.folded: list[str] = []  # a counterfactual run's folded parametrizations
+        self.extra = kernel_split.Extra()
         #: frame key -> [IR nodes, kernels] summed over the graphs Inductor compiled in it
         self.work: dict[str, list[int | None]] = {}
         #: frame key -> the ops of the graphs AOT autograd handed its compilers in it, summed
@@ -225,7 +229,7 @@ class _Builder:
             call_site=[Location(str(n), str(f), req_int(ln)) for n, f, ln in r.get("call_site", [])],
             kind=opt_str(r.get("kind")) or "forward",
             forward_key=opt_str(r.get("fwd")),
-            wrapped=_location(r.get("wrapped")),
+            wrapped=location(r.get("wrapped")),
         )
 
     def _on_compile_end(self, r: CompileEnd) -> None:
@@ -260,7 +264,7 @@ class _Builder:
         reasons = r.get("recompile_reasons")
         if isinstance(reasons, list) and reasons:
             self.recompile_reasons[f.key] = [str(x) for x in reasons]
-        f.properties = [_property(p) for p in r.get("props") or []]
+        f.properties = [property_trace(p) for p in r.get("props") or []]
         f.properties.sort(key=lambda p: -p.seconds)
 
     def _on_calls(self, r: Calls) -> None:
@@ -346,11 +350,11 @@ class _Builder:
         if f is None:
             return
         g = f.guards
-        g.tree_leaf_count = _or(opt_int(r.get("tree_leaf_count")), g.tree_leaf_count)
-        g.tree_manager_count = _or(opt_int(r.get("tree_manager_count")), g.tree_manager_count)
-        g.tree_depth = _or(opt_int(r.get("tree_depth")), g.tree_depth)
-        g.code_text_chars = _or(opt_int(r.get("code_text_chars")), g.code_text_chars)
-        g.code_text_lines = _or(opt_int(r.get("code_text_lines")), g.code_text_lines)
+        g.tree_leaf_count = or_default(opt_int(r.get("tree_leaf_count")), g.tree_leaf_count)
+        g.tree_manager_count = or_default(opt_int(r.get("tree_manager_count")), g.tree_manager_count)
+        g.tree_depth = or_default(opt_int(r.get("tree_depth")), g.tree_depth)
+        g.code_text_chars = or_default(opt_int(r.get("code_text_chars")), g.code_text_chars)
+        g.code_text_lines = or_default(opt_int(r.get("code_text_lines")), g.code_text_lines)
         sources = r.get("sources")
         if isinstance(sources, dict):
             g.sources = {str(k): v for k, v in sources.items() if type(v) is int}
@@ -388,14 +392,17 @@ class _Builder:
         if cause >= 0:
             self.kernels.append(kernel_split.Kernel(
                 str(r["key"]), cause, str(r["name"]), req_int(r["nodes"]), req_int(r["param_nodes"]),
-                self._id(r["param"]), self._id(r["rest"]),
+                self._id(r["param"]), self._id(r["rest"]), self._ids(r.get("users", [])),
             ))  # fmt: skip
+
+    def _on_folded(self, r: Folded) -> None:
+        self.folded += [str(t) for t in r["tensors"]]
 
     def _on_work(self, r: Work) -> None:
         key = str(r["key"])
         acc = self.work.setdefault(key, [0, 0])
         for i, name in enumerate(("ir_nodes", "kernels")):
-            acc[i] = _add_count(acc[i], r.get(name))
+            acc[i] = add_count(acc[i], r.get(name))
         if "fx_ops" in r:  # a schema 5 or 6 journal: Inductor's hook counted the graph's ops
             self._add_aot_ops(key, r.get("fx_ops"))
 
@@ -403,7 +410,7 @@ class _Builder:
         self._add_aot_ops(str(r["key"]), r.get("ops"))
 
     def _add_aot_ops(self, key: str, ops: object) -> None:
-        self.aot_ops[key] = _add_count(self.aot_ops.get(key, 0), ops)
+        self.aot_ops[key] = add_count(self.aot_ops.get(key, 0), ops)
 
     def _on_key_part(self, r: KeyPart) -> None:
         self.cache_lookups.key_part(r)
@@ -435,48 +442,33 @@ class _Builder:
         self.cprofile_merged = opt_str(r.get("merged"))
 
 
-def _add_count(have: int | None, value: object) -> int | None:
-    """A frame's exact count plus one graph's: one graph of unknown size makes the sum unknown."""
-    if have is None or not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        return None
-    return have + value
+def assemble(
+    records: Iterable[dict[str, Any] | None], facts: ParentFacts, plain: PlainKernels | None = None
+) -> Session:
+    """The session of a journal; with ``plain``, the kernels of its counterfactual run."""
+    return _session(_build(records), facts, plain)
 
 
-def _or(value: int | None, default: int | None) -> int | None:
-    return value if value is not None else default
+def assemble_plain(records: Iterable[dict[str, Any] | None], facts: ParentFacts) -> tuple[Session, PlainKernels]:
+    """A counterfactual run's session, and its kernels and folded tensors to compare against."""
+    b = _build(records)
+    plain = plain_kernels([k.matched_by(b.functions) for k in b.kernels], b.folded)
+    session = _session(b, facts)
+    plain.compile_s, plain.exit_status = session.total_compile_s, session.run.exit_status
+    return session, plain
 
 
-def _location(x: Any) -> Location | None:
-    if isinstance(x, list) and len(x) == 3 and isinstance(x[0], str) and isinstance(x[1], str) and type(x[2]) is int:
-        return Location(x[0], x[1], x[2])
-    return None
-
-
-def _property(p: Prop) -> PropertyTrace:
-    return PropertyTrace(
-        str(p["label"]),
-        str(p["owner"]),
-        str(p["name"]),
-        str(p["getter_file"]),
-        req_int(p["getter_line"]),
-        bool(p["parametrized"]),
-        req_int(p["count"]),
-        req_int(p["instances"]),
-        num(p["seconds"]),
-    )
-
-
-def assemble(records: Iterable[dict[str, Any] | None], facts: ParentFacts) -> Session:
+def _build(records: Iterable[dict[str, Any] | None]) -> _Builder:
     b = _Builder()
     for rec in records:
         if rec is None:
             b.torn += 1
             continue
         b.feed(rec)
-    return _session(b, facts)
+    return b
 
 
-def _session(b: _Builder, facts: ParentFacts) -> Session:
+def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None) -> Session:
     # a journal without its start (or end) record reads as one with every key of it missing
     start = b.start if b.start is not None else cast(Start, {})
     end = b.end if b.end is not None else cast(End, {})
@@ -501,13 +493,7 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
         Stack(k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), round(v[1], 9), list(k[5]), k[6])
         for k, v in sorted(b.stacks.items(), key=lambda kv: (str(kv[0][0]), -kv[1][1]))
     ]
-    in_process = kernel_split.in_process_seconds(stacks, b.kernels, b.functions) if b.kernels else {}
-    if b.kernel_waits:
-        stacks = kernel_waits.split_waits(stacks, b.kernel_waits, b.functions, b.frames)
-    if b.kernels:
-        stacks = kernel_split.split_kernels(stacks, b.kernels, b.kernel_waits, in_process, b.functions, b.frames)
-    if b.kernel_waits or b.kernels:
-        stacks = sorted(stacks, key=lambda s: (str(s.frame), -s.seconds))
+    stacks, b.extra = kernel_split.give_kernels(stacks, b.kernels, b.kernel_waits, b.functions, b.frames, plain)
     warnings += clip_samples(frames, stacks)
     for f in frames:
         if f.key in b.work:
@@ -591,6 +577,9 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
         spans.insert(0, Span("script", 0.0, float(wall), opt_int(start.get("tid")) or 0))
     session = Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
     session.cache_keys = b.cache_lookups.finish(frames)
+    if plain is not None:
+        session.counterfactual = Counterfactual(plain.folded, plain.compile_s, plain.count, plain.exit_status,
+                                                b.extra.kernels, b.extra.seconds)  # fmt: skip
     return session
 
 

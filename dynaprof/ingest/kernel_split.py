@@ -19,9 +19,11 @@ node counts to fit, the split is by node count. A kernel's build seconds are its
 plus its in-process samples, less any toolchain setup on them (the first C++ kernel's one-time
 work, ``model.toolchain``), which is not the kernel's own cost.
 
-What this cannot see: a parametrization can change how Inductor fuses the rest (HiFi-GAN builds
-17 kernels with weight norm and 13 without), and no single run shows the kernels the plain model
-would have built. ``CompiledFrame.fused_kernels`` counts the fused kernels so a finding can say so.
+What one run cannot see: a parametrization can change how Inductor fuses the rest (HiFi-GAN
+builds 17 kernels with weight norm and 13 without), and no single run shows the kernels the plain
+model would have built. ``CompiledFrame.fused_kernels`` counts the fused kernels so a finding can
+say so. With ``dynaprof run --counterfactual`` a second run shows them: a fused kernel it built no
+counterpart of (``ingest.kernel_match``) is the parametrization's whole.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import statistics
 from dataclasses import dataclass, replace
 
 from dynaprof.fmt import stored_s
+from dynaprof.ingest import kernel_waits
+from dynaprof.ingest.kernel_match import KernelUsers, PlainKernels, extra_kernels, user_keys
 from dynaprof.ingest.kernel_waits import KernelWait, add_unknown, split_stack, unknown_id
 from dynaprof.model.session import CompiledFrame, FunctionRef, Stack
 from dynaprof.model.toolchain import toolchain_frame
@@ -49,10 +53,22 @@ class Kernel:
     param_nodes: int
     param: int
     rest: int
+    users: tuple[int, ...] = ()  # its nodes' distinct user causes (journal schema 8)
 
     @property
     def mixed(self) -> bool:
         return self.param >= 0 and self.rest >= 0
+
+    def matched_by(self, functions: list[FunctionRef]) -> KernelUsers:
+        return KernelUsers(self.key, self.cause, self.param_nodes, self.mixed, user_keys(self.users, functions))
+
+
+@dataclass
+class Extra:
+    """Fused kernels a counterfactual run built no counterpart of, and their build seconds."""
+
+    kernels: int = 0
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -124,18 +140,42 @@ def fractions(kernels: list[Kernel], built: dict[int, float]) -> dict[int, float
     return {k.cause: param_fraction(k, base) for k in kernels}
 
 
+def give_kernels(stacks: list[Stack], kernels: list[Kernel], waits: list[KernelWait], functions: list[FunctionRef],
+                 frames: dict[str, CompiledFrame], plain: PlainKernels | None = None) -> tuple[list[Stack], Extra]:
+    """``stacks`` with each wait split between the kernels it waited for (``kernel_waits``) and
+    each kernel's samples given to its owner (``split_kernels``), in frame order; and the fused
+    kernels ``plain`` (a counterfactual run's) has no counterpart of."""
+    extra = Extra()
+    if not kernels and not waits:
+        return stacks, extra
+    in_process = in_process_seconds(stacks, kernels, functions) if kernels else {}
+    if waits:
+        stacks = kernel_waits.split_waits(stacks, waits, functions, frames)
+    if kernels:
+        stacks = split_kernels(stacks, kernels, waits, in_process, functions, frames, plain, extra)
+    return sorted(stacks, key=lambda s: (str(s.frame), -s.seconds)), extra
+
+
 def split_kernels(stacks: list[Stack], kernels: list[Kernel], waits: list[KernelWait],
                   in_process: dict[int, float], functions: list[FunctionRef],
-                  frames: dict[str, CompiledFrame]) -> list[Stack]:
+                  frames: dict[str, CompiledFrame], plain: PlainKernels | None = None,
+                  extra: Extra | None = None) -> list[Stack]:
     """``stacks`` with every kernel's samples given to its owner, or split between the
     parametrization and the code it is fused with (see the module docstring); sets each frame's
-    ``fused_kernels`` and ``fused_kernel_s``. A kernel with no known node keeps its samples on
-    ``unknown``; adds ``UNKNOWN_CAUSE`` to ``functions`` then."""
+    ``fused_kernels`` and ``fused_kernel_s``. With ``plain``, a fused kernel it has no counterpart of
+    is the parametrization's whole (counted in ``extra``). A kernel with no known node keeps its
+    samples on ``unknown``; adds ``UNKNOWN_CAUSE`` to ``functions`` then."""
     if not kernels:
         return stacks
     by_id = {k.cause: k for k in kernels}
     built = build_seconds(kernels, waits, in_process)
     frac = fractions(kernels, built)
+    if plain is not None:
+        for cid in extra_kernels([k.matched_by(functions) for k in kernels], plain):
+            frac[cid] = 1.0
+            if extra is not None:
+                extra.kernels += 1
+                extra.seconds = stored_s(extra.seconds + built.get(cid, 0.0))
     for k in kernels:
         frame = frames.get(k.key)
         if k.mixed and frame is not None:

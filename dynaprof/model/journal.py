@@ -33,8 +33,9 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
     from typing_extensions import NotRequired, TypedDict
 
 #: version of the record shapes; journals written before it existed are 1
-JOURNAL_SCHEMA = 7  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
-#: 7: aot_graph records, work records without fx_ops (the ops after AOT autograd, for every AOT backend)
+JOURNAL_SCHEMA = 8  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
+#: 7: aot_graph records, work records without fx_ops (the ops after AOT autograd, for every AOT backend);
+#: 8: kernel records' ``users``, folded records (``dynaprof run --counterfactual``)
 
 #: a value kept verbatim (span arguments, ``CompiledFrame.metrics`` entries): see ``is_scalar``
 Scalar: TypeAlias = bool | int | float | str
@@ -322,6 +323,17 @@ class Kernel(TypedDict):
     param_nodes: int
     param: int
     rest: int
+    #: the distinct causes of its nodes that are neither a parametrization's nor unknown (schema 8):
+    #: what a counterfactual run's kernels are matched by
+    users: NotRequired[list[int]]
+
+
+class Folded(TypedDict):
+    """Parametrizations the counterfactual run (``dynaprof run --counterfactual``) folded into
+    plain tensors before a compile: ``Owner.tensor via Parametrization`` each."""
+
+    t: Literal["folded"]
+    tensors: list[str]
 
 
 class Work(TypedDict):
@@ -433,7 +445,7 @@ class End(TypedDict):
 JournalRecord: TypeAlias = (
     Start | Torch | Config | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline
     | KernelWait | Stacks | Sampler | CProfile | Unfinished | Calls | Device | End | KeyPart | CacheLookupRecord
-    | Work | Kernel | AotGraph
+    | Work | Kernel | AotGraph | Folded
 )
 
 #: record type (``t``) -> its TypedDict
@@ -443,5 +455,5 @@ RECORD_TYPES: dict[str, type] = {
     "guards": Guards, "inline": Inline, "kernel_wait": KernelWait, "stacks": Stacks, "sampler": Sampler,
     "cprofile": CProfile, "unfinished": Unfinished, "calls": Calls, "device": Device, "end": End,
     "key_part": KeyPart, "cache_lookup": CacheLookupRecord, "work": Work,
-    "kernel": Kernel, "aot_graph": AotGraph,
+    "kernel": Kernel, "aot_graph": AotGraph, "folded": Folded,
 }  # fmt: skip

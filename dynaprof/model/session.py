@@ -498,6 +498,21 @@ class Repeat:
 
 
 @dataclass
+class Counterfactual:
+    """``dynaprof run --counterfactual``: the script once more, in its own process with cold
+    compiler caches, every parametrization it compiles folded first (``remove_parametrizations(...,
+    leave_parametrized=True)``). One run: its compile time is as noisy as any single run's."""
+
+    folded: list[str]  # the tensors folded, ``Owner.tensor via Parametrization`` each
+    compile_s: float  # that run's ``Session.total_compile_s``
+    kernels: int  # Inductor kernels it built
+    exit_status: int | None
+    #: this run's fused kernels with no counterpart there, given to the parametrization whole
+    extra_kernels: int = 0
+    extra_kernel_s: float = 0.0  # their build seconds
+
+
+@dataclass
 class Session:
     schema_version: int
     run: RunInfo
@@ -516,6 +531,8 @@ class Session:
     #: every cache lookup of every compile, with its key's components (``model.cache_keys``);
     #: empty in sessions older than it and where torch said nothing
     cache_keys: CacheKeys = field(default_factory=CacheKeys)
+    #: ``dynaprof run --counterfactual``'s second run; None without one
+    counterfactual: Counterfactual | None = None
 
     def frame(self, key: str) -> CompiledFrame | None:
         for f in self.frames:

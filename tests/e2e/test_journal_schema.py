@@ -80,6 +80,21 @@ def f(x):
 
 f(torch.randn(8))
 '''
+#: ``dynaprof run --counterfactual``'s second run (folded records)
+FOLD_SCRIPT = '''
+import torch
+import torch.nn.utils.parametrize as P
+
+
+class Sym(torch.nn.Module):
+    def forward(self, w):
+        return w + w.T
+
+
+lin = torch.nn.Linear(4, 4)
+P.register_parametrization(lin, "weight", Sym())
+torch.compile(lin, backend="eager")(torch.randn(2, 4))
+'''
 #: record types the capture above must write (unfinished: only when a compile outlives the run;
 #: warn: only when something is worth one)
 #: (kernel_wait: written only where Inductor's compile workers build kernels; read back from a
@@ -127,6 +142,9 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> list[Capture]:
     inline, status = _capture(tmp / "inline", INLINE_SCRIPT, inline_profile=True, sampler="none")
     assert status == 0
     out.append(Capture(inline, tmp / "inline", tmp / "inline" / "trace"))
+    folded, status = _capture(tmp / "fold", FOLD_SCRIPT, fold_parametrizations=True, sampler="none")
+    assert status == 0
+    out.append(Capture(folded, tmp / "fold", tmp / "fold" / "trace"))
     return out
 
 
