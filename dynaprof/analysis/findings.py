@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from dynaprof import fmt
 from dynaprof.analysis.causes import phase_seconds
+from dynaprof.model.cause_labels import via_classes
 from dynaprof.model.reason_words import reason_words
 from dynaprof.model.session import (
     CATEGORY_LABELS,
@@ -27,6 +28,7 @@ from dynaprof.model.session import (
     display_id,
     display_name,
 )
+from dynaprof.model.toolchain import toolchain_seconds
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,7 @@ def _parametrization(session: Session, total: float) -> Finding | None:
 def _parametrization_name(session: Session) -> str:
     """``parametrization (64 properties via Parametrization: Linear.weight x32, Linear.bias x32)``."""
     summary = parametrization_summary(session)
-    vias = sorted({label.split(" via ", 1)[1] for label in (session.axes.parametrizations if session.axes else {})
-                   if " via " in label})
+    vias = sorted({c for label in (session.axes.parametrizations if session.axes else {}) for c in via_classes(label)})
     via = f" via {', '.join(vias[:3])}" if vias else ""
     if summary is None:
         return f"parametrization{' (' + via.strip() + ')' if via else ''}"
@@ -183,8 +184,9 @@ def _toolchain(session: Session, total: float) -> Finding | None:
         "toolchain",
         secs if shared else secs * 0.5,  # shared, it is no cause's: this finding is the only one to say it
         f"the first C++ kernel in this process paid {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile) of "
-        f"one-time toolchain setup (vector-ISA probe, precompiled header), {whose}; later runs reuse the "
-        "header from Inductor's cache dir (TORCHINDUCTOR_CACHE_DIR)",
+        f"one-time toolchain setup (vector-ISA probe, precompiled header), {whose}; later runs on this machine "
+        "reuse the header from torchinductor_<user>/precompiled_headers in the temp dir (TMPDIR; "
+        "TORCHINDUCTOR_CACHE_DIR does not move it)",
     )
 
 
@@ -212,15 +214,20 @@ def _counterfactual(session: Session, total: float) -> Finding | None:
     cf = session.counterfactual
     if cf is None:
         return None
-    kernels = sum(f.inductor_kernels or 0 for f in session.frames)
     extra = (f"; {fmt.plural(cf.extra_kernels, 'kernel')} that fuse a parametrization's nodes have no counterpart "
              f"there ({fmt.seconds(cf.extra_kernel_s)} to build) and count under it" if cf.extra_kernels else "")
+    mine = toolchain_seconds(session.samples.stacks, session.functions) if session.samples else None
+    setup = ""
+    if cf.toolchain_s is not None and mine is not None and max(cf.toolchain_s, mine) >= 0.5:
+        setup = (f" ({fmt.seconds(cf.compile_s - cf.toolchain_s)} against {fmt.seconds(total - mine)} without the "
+                 "one-time toolchain setup, which a process may find built already)")
     return Finding(
         "counterfactual",
         0.0,  # a measured comparison beside the causes, never the verdict
         f"with its {fmt.plural(len(cf.folded), 'parametrization')} folded (a second run, cold caches), the script "
-        f"compiled in {fmt.seconds(cf.compile_s)} against {fmt.seconds(total)} here"
-        + (f", {cf.kernels} Inductor kernels against {kernels}" if kernels or cf.kernels else "")
+        f"compiled in {fmt.seconds(cf.compile_s)} against {fmt.seconds(total)} here" + setup
+        + (f", {fmt.plural(cf.kernels, 'Inductor kernel')} against {cf.kernels_here}" if cf.kernels_here or cf.kernels
+           else "")
         + extra + " (one run each: their difference is as noisy as two runs)",
     )
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from dynaprof.capture.stacks import FunctionKey
+from dynaprof.model.cause_labels import FUSED_WITH
 from dynaprof.model.session import PARAMETRIZE_FILE
 
 CAUSE_PARAMETRIZATION = "cause:parametrization"
@@ -165,7 +166,7 @@ def split_parts(keys: list[FunctionKey]) -> tuple[FunctionKey | None, FunctionKe
         counts[k] = counts.get(k, 0) + 1
     ranked = sorted(counts, key=lambda k: (-counts[k], k))
     more = f" and {len(ranked) - 1} more" if len(ranked) > 1 else ""
-    fused = (f"{param[0]}, fused with {ranked[0][0]}{more}", param[1], param[2], CAUSE_PARAMETRIZATION)
+    fused = (f"{param[0]}{FUSED_WITH}{ranked[0][0]}{more}", param[1], param[2], CAUSE_PARAMETRIZATION)
     return fused, combine(others)
 
 

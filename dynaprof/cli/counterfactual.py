@@ -33,15 +33,15 @@ def run_plain(cfg: ChildConfig, run_dir: Path, caches: dict[str, str], quiet: bo
     journal, log = where / JOURNAL_FILE, where / "output.log"
     journal.write_bytes(b"")
     plain_cfg = dataclasses.replace(
-        cfg, journal=str(journal), sampler="none", cprofile_dir=None, torch_trace_dir=None, inline_profile=False,
-        time_calls=False, fold_parametrizations=True,
+        cfg, journal=str(journal), sampler="builtin", rate_hz=1000.0, cprofile_dir=None, torch_trace_dir=None,
+        inline_profile=False, time_calls=False, fold_parametrizations=True,
     )  # fmt: skip
     if not quiet:
         info("dynaprof: counterfactual run: the script again with every parametrization folded, cold caches")
     try:
         result = launch(plain_cfg, extra_env=caches, output=log)
         facts = ParentFacts(command=[], exit_status=result.exit_status, signal=result.signal,
-                            wall_s=stored_s(result.wall_s), sampler="none")  # fmt: skip
+                            wall_s=stored_s(result.wall_s), sampler="builtin")  # fmt: skip
         _, plain = assemble_plain((rec for _, rec in read_journal(journal)), facts)
         if result.exit_status != 0:
             tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []

@@ -85,6 +85,7 @@ from dynaprof.model.session import (
     Span,
     Stack,
 )
+from dynaprof.model.toolchain import toolchain_seconds
 from dynaprof.version import __version__
 
 #: what dynaprof measured itself, kept beside torch's metrics in ``CompiledFrame.metrics``:
@@ -455,6 +456,8 @@ def assemble_plain(records: Iterable[dict[str, Any] | None], facts: ParentFacts)
     plain = plain_kernels([k.matched_by(b.functions) for k in b.kernels], b.folded)
     session = _session(b, facts)
     plain.compile_s, plain.exit_status = session.total_compile_s, session.run.exit_status
+    if session.samples is not None:
+        plain.toolchain_s = stored_s(toolchain_seconds(session.samples.stacks, session.functions))
     return session, plain
 
 
@@ -578,8 +581,9 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None)
     session = Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
     session.cache_keys = b.cache_lookups.finish(frames)
     if plain is not None:
-        session.counterfactual = Counterfactual(plain.folded, plain.compile_s, plain.count, plain.exit_status,
-                                                b.extra.kernels, b.extra.seconds)  # fmt: skip
+        session.counterfactual = Counterfactual(
+            plain.folded, plain.compile_s, plain.count, plain.exit_status, extra_kernels=b.extra.kernels,
+            extra_kernel_s=b.extra.seconds, kernels_here=len(b.kernels), toolchain_s=plain.toolchain_s)  # fmt: skip
     return session
 
 

@@ -46,6 +46,7 @@ class PlainKernels:
     folded: list[str] = field(default_factory=list)
     compile_s: float = 0.0  # the run's total compile seconds
     exit_status: int | None = None
+    toolchain_s: float | None = None  # its sampled toolchain setup (``model.toolchain``)
 
     @property
     def count(self) -> int:

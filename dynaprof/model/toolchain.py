@@ -7,7 +7,7 @@ seconds when it weighs what a fused parametrization adds (``ingest.kernel_split`
 
 from __future__ import annotations
 
-from dynaprof.model.session import FunctionRef
+from dynaprof.model.session import FunctionRef, Stack
 
 #: probing the CPU's vector ISA (compiling and running test programs) and building the precompiled
 #: header: (file needle, and function name or None for the whole file). Torch before 2.5 probes in
@@ -25,3 +25,9 @@ def toolchain_frame(f: FunctionRef) -> bool:
     path = "/" + f.filename.replace("\\", "/")
     return any(needle in path and (name is None or f.name.rsplit(".", 1)[-1] == name)
                for needle, name in TOOLCHAIN_FRAMES)
+
+
+def toolchain_seconds(stacks: list[Stack], functions: list[FunctionRef]) -> float:
+    """Sampled seconds of toolchain setup in ``stacks`` (the compiler frames of each)."""
+    ids = frozenset(i for i, f in enumerate(functions) if toolchain_frame(f))
+    return sum(st.seconds for st in stacks if not ids.isdisjoint(st.compiler)) if ids else 0.0

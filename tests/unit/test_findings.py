@@ -175,3 +175,18 @@ def test_the_verdict_from_findings_already_worked_out_is_the_same_verdict() -> N
         found = findings(s)
         assert hottest(s, found) == hottest(s)
     assert hottest(seed_session(), []) == "nothing stands out"  # it reads what it is given
+
+
+def test_a_fused_kernels_part_does_not_nest_in_the_verdicts_via_list() -> None:
+    """A fused kernel's part is labelled ``... via _WeightNorm, fused with forward (...)``: the
+    verdict names the parametrization class once, never the code it was fused with."""
+    from dynaprof.analysis.attribution import apply_attribution
+    from dynaprof.model.cause_labels import via_classes
+    from tests.factories import inductor_session
+
+    assert via_classes("A.w, B.w via X, Y, fused with forward (m.py:9) and 1 more") == ["X", "Y"]
+    assert via_classes("forward (m.py:9)") == []
+    s = inductor_session(param_cause="Conv1d.weight via _WeightNorm, fused with forward (m.py:9)")
+    apply_attribution(s)
+    verdict = hottest(s)
+    assert "_WeightNorm)" in verdict and "fused with" not in verdict and len(verdict) <= 200
