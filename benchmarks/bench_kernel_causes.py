@@ -6,7 +6,10 @@ processes, in shuffled order, each with a fresh ``TORCHINDUCTOR_CACHE_DIR`` and 
 pays any toolchain setup it triggers: the vector-ISA probe, the precompiled header), Inductor
 backend, with the default compile threads and with ``TORCHINDUCTOR_COMPILE_THREADS=1``. The ratio
 ``causes.parametrization / (parametrized - plain)`` should be in [0.75, 1.25] (median of the
-rounds). On a model without parametrization (a transformers ResNet), ``whole graph`` should stay under 15%
+rounds). With ``--counterfactual`` the parametrized run is ``dynaprof run --counterfactual``: a second
+run with every parametrization folded tells which fused kernels exist only because of it (they go
+to the parametrization whole); the last column gives them and that run's compile time. On a model
+without parametrization (a transformers ResNet), ``whole graph`` should stay under 15%
 of compile. Every run is a row, the bad ones too; a model whose package is missing says so.
 
     .venv/bin/python benchmarks/bench_kernel_causes.py                         # everything, 3 rounds
@@ -59,14 +62,14 @@ PLAIN_MODELS: dict[str, tuple[str, list[str]]] = {
 }
 
 
-def profile(script: list[str], out: Path, threads: str) -> Session:
+def profile(script: list[str], out: Path, threads: str, *opts: str) -> Session:
     """One cold run: its own Inductor cache and temporary folder."""
     cold = out.parent / (out.name + "-state")
     (cold / "tmp").mkdir(parents=True)
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cold / "cache"), "TMPDIR": str(cold / "tmp")}
     if threads != "default":
         env["TORCHINDUCTOR_COMPILE_THREADS"] = threads
-    cmd = [sys.executable, "-m", "dynaprof", "run", "-q", "--force", "-o", str(out), *script]
+    cmd = [sys.executable, "-m", "dynaprof", "run", "-q", "--force", "-o", str(out), *opts, *script]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(script)} failed: {proc.stderr.strip().splitlines()[-1:]}")
@@ -93,9 +96,20 @@ def _available(package: str | None) -> bool:
     return package is None or importlib.util.find_spec(package) is not None
 
 
-def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path) -> list[str]:
+def _counterfactual(s: Session) -> str:
+    cf = s.counterfactual
+    if cf is None:
+        return "none"
+    return (f"{cf.extra_kernels} of {cf.kernels_here} kernels ({cf.extra_kernel_s:.2f} s); folded run "
+            f"{cf.compile_s:.2f} s, {cf.kernels} kernels")
+
+
+def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, counterfactual: bool = False) -> list[str]:
     rows = ["| model | threads | round | parametrized | plain | difference | causes.parametrization | ratio "
-            "| toolchain setup (param / plain) | ratio, toolchain excluded | unmeasured waits |", "|---|" + "---|" * 10]
+            "| toolchain setup (param / plain) | ratio, toolchain excluded | unmeasured waits |"
+            + (" counterfactual: kernels only with it |" if counterfactual else ""),
+            "|---|" + "---|" * (11 if counterfactual else 10)]
+    opts = ("--counterfactual",) if counterfactual else ()
     verdicts: dict[str, str] = {}
     n = 0
     for model in models:
@@ -112,7 +126,8 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path) -> l
                 try:
                     for param in order:
                         n += 1
-                        got[param] = profile(param_cmd if param else plain_cmd, tmp / f"run{n}", th)
+                        got[param] = profile(param_cmd if param else plain_cmd, tmp / f"run{n}", th,
+                                             *(opts if param else ()))
                 except RuntimeError as e:
                     rows.append(f"| {model} | {th} | {r + 1} | failed: {str(e)[:100]} | | | | | | | |")
                     continue
@@ -130,7 +145,8 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path) -> l
                 unmeasured = sum(f.kernel_wait_unmeasured_s for f in p.frames)
                 rows.append(f"| {model} | {th} | {r + 1} | {p.total_compile_s:.2f} s | {q.total_compile_s:.2f} s "
                             f"| {diff:.2f} s | {cause:.2f} s | {_ratio(ratio)} | {tool:.2f} s / {tool_q:.2f} s "
-                            f"| {_ratio(ratio_ex)} | {unmeasured:.2f} s |")
+                            f"| {_ratio(ratio_ex)} | {unmeasured:.2f} s |"
+                            + (f" {_counterfactual(p)} |" if counterfactual else ""))
                 verdicts[f"{model}, {th} threads"] = hottest(p)
                 print(rows[-1], file=sys.stderr, flush=True)
             if ratios:
@@ -163,13 +179,15 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--device", default="cpu", help="the seed sample's device (cpu, cuda)")
     ap.add_argument("--no-plain-models", action="store_true", help="skip the whole-graph check (resnet18)")
+    ap.add_argument("--counterfactual", action="store_true",
+                    help="profile the parametrized runs with dynaprof run --counterfactual")
     args = ap.parse_args()
     threads = args.threads.split(",")
     for cmd in MODELS["seed"][1:]:
         cmd[cmd.index("--device") + 1] = args.device
     with tempfile.TemporaryDirectory(prefix="dynaprof-kernel-causes-") as d:
         tmp = Path(d)
-        out = accuracy(args.models.split(","), threads, args.rounds, tmp)
+        out = accuracy(args.models.split(","), threads, args.rounds, tmp, args.counterfactual)
         if not args.no_plain_models:
             out += ["", *whole_graph(threads, tmp)]
     print("\n".join(out))
