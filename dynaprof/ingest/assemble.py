@@ -590,7 +590,7 @@ def _session(b: _Builder, facts: ParentFacts) -> Session:
     if wall is not None:
         spans.insert(0, Span("script", 0.0, float(wall), opt_int(start.get("tid")) or 0))
     session = Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
-    session.cache_keys = b.cache_lookups.finish(frames)
+    session.cache_keys = b.cache_lookups.finish(frames, b.kernels, b.kernel_waits)
     return session
 
 
