@@ -323,6 +323,8 @@ class KernelCache:
             if self.measured:
                 some = "" if self.measured == self.built else f" ({self.measured} of them measured)"
                 out += f" in {self.built_s:.2f} s{some}"
+            else:  # built in process: no worker timed them
+                out += " (build time not measured)"
         return out + ("; time saved not measured" if self.on_disk or self.loaded else "")
 
 

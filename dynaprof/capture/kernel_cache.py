@@ -188,7 +188,7 @@ class KernelLookups:
                                kernel=name), frame_key)  # fmt: skip
 
     def wrap_write(self, orig: Any) -> Any:
-        local, loaders = self.local, self.loaders
+        local = self.local
 
         @functools.wraps(orig)
         def write(*a: Any, **k: Any) -> Any:
@@ -203,7 +203,7 @@ class KernelLookups:
                             and isinstance(extra, str) and isinstance(key, str):  # fmt: skip
                         probe.writes.append((ext, content, extra, key))
                         if ext != "optimized.cpp":
-                            probe.loaded = any(key in getattr(c, "cache", {}) for c in loaders)
+                            probe.loaded = any(key in getattr(c, "cache", {}) for c in self.loaders)
                 except Exception:
                     pass
             return out
