@@ -309,3 +309,41 @@ def test_kernel_lookups_survive_session_json_and_older_lookups_load() -> None:
         del lk["kernel"], lk["built_s"]
     old = session_from_text(json.dumps(data))
     assert old.cache_keys.lookups[0].kernel is None and old.cache_keys.lookups[0].built_s is None
+
+
+def _fake_async_compile() -> types.ModuleType:
+    module = types.ModuleType("torch._inductor.async_compile")
+
+    class AsyncCompile:
+        def cpp(self, source_code: str) -> Any:
+            return None
+
+        @classmethod
+        def submit(cls, task: Any) -> Any:
+            return _Future(task)
+
+        def _wait_futures(self, scope: Any) -> None: ...
+
+    module.AsyncCompile = AsyncCompile  # type: ignore[attr-defined]
+    return module
+
+
+def test_a_torch_without_the_names_warns_and_records_no_kernel_lookup(monkeypatch: Any) -> None:
+    """``codecache.write`` missing: one warning, the builds still hooked, no lookup; only
+    ``_worker_compile_cpp`` missing: a warning that in-process builds are not told from hits."""
+    import sys
+
+    for codecache, said in ((types.ModuleType("torch._inductor.codecache"), "kernel code cache lookups not captured"),
+                            (types.SimpleNamespace(write=lambda *a, **k: ("k", "p")), "built in process")):  # fmt: skip
+        async_compile = _fake_async_compile()
+        monkeypatch.setitem(sys.modules, "torch._inductor.async_compile", async_compile)
+        monkeypatch.setitem(sys.modules, "torch._inductor.codecache", codecache)
+        rec = _Recorder()
+        got: list[Any] = []
+        rec.cache_lookup = lambda lk, key, got=got: got.append(lk)  # type: ignore[assignment,misc]
+        kernel_builds.install(rec)  # type: ignore[arg-type]
+        warnings = [r["msg"] for r in rec.records if r["t"] == "warn"]
+        assert len(warnings) == 1 and said in warnings[0], warnings
+        assert hasattr(async_compile.AsyncCompile.cpp, "__wrapped__")  # the builds are hooked all the same
+        cpp_fused_0 = async_compile.AsyncCompile().cpp("void k() {}")
+        assert cpp_fused_0 is None and got == []  # no key seen, no outcome known: nothing recorded
