@@ -22,6 +22,10 @@ build seconds of each kernel it waited for, and the assembler splits the wait's 
 those kernels in that proportion. A wait on kernels of which none was measured is recorded as such
 and never given to the union of their causes.
 
+Each builder call of a C++ (or Halide) kernel is also that kernel's code cache lookup: hit where
+nothing was built, miss where a worker or the call itself built it, with torch's key
+(``kernel_cache``, whose probe the builder hook opens for the call).
+
 Every hook runs on the thread that called it (a compiling thread, or a worker thread for the timed
 task), never in a signal handler; reads of the calling frame are of Inductor's generated module.
 """
