@@ -95,10 +95,13 @@ def compare_lines(a: Session, b: Session, limit: int = 10, detail: int = 3) -> l
 
 
 def view(s: Session, limit: int = 200) -> CacheSection | None:
-    """The section for one run; None when no compile looked up a cache."""
+    """The section for one run; None when no compile looked up a cache. The graphs' lookups come
+    first, then the kernels' (a big model's hundreds of kernels never hide a graph's lookup)."""
     lookups = s.cache_keys.lookups
     if not lookups:
         return None
+    lookups = [lk for lk in lookups if lk.cache not in KERNEL_CACHES] + \
+        [lk for lk in lookups if lk.cache in KERNEL_CACHES]  # fmt: skip
     rows = []
     for lk in lookups[:limit]:
         why = lk.reason or ""

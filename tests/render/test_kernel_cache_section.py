@@ -90,3 +90,14 @@ def test_compare_says_which_kernels_hit_in_base_and_missed_in_new() -> None:
         text = str(files[name])
         assert "<img" not in text and "&lt;img" in text, name  # the kernel's name, escaped
         assert "C++ kernel code cache (" in text and "missed (BASE" in text, name
+
+
+def test_the_graphs_lookups_are_listed_before_any_kernel_s() -> None:
+    s = _session(COLD)
+    table = ComponentTable(s.cache_keys)
+    lk = lookup_from_info("fx_graph", {"cache_state": "hit", "key": "fx2", "components": []})
+    assert lk is not None
+    table.add("0/1", lk)  # a later compile's graph lookup, after 0/0's kernels
+    section = view(s, limit=2)
+    assert section is not None and section.more == 2
+    assert [(r[0], r[1]) for r in section.rows] == [("0/0", "FX graph cache"), ("0/1", "FX graph cache")]
