@@ -32,6 +32,8 @@ from dynaprof.model.session import Session
 
 #: caches whose lookups carry key components (Dynamo's own caches say only a reason)
 KEYED = ("aot_autograd", "fx_graph")
+#: a kernel key's component for its source (``capture.kernel_cache``)
+KERNEL_SOURCE = frozenset({"kernel_source"})
 #: kinds of difference, likeliest cause first
 KINDS = ("torch", "config", "custom", "input", "graph", "other")
 KIND_LABELS = {
@@ -86,8 +88,9 @@ class MissExplained:
         """In words; ``where`` names the other run (``"BASE's "``), empty within one run."""
         cache = CACHE_NAMES.get(self.cache, self.cache) + (f" ({self.kernel})" if self.kernel else "")
         other = f"{where}{self.against}"
+        same = "source" if self.kernel else "graph"
         head = f"{self.frame}: {cache} missed ({other} hit)" if where else \
-            f"{self.frame}: {cache} missed (the same graph as {other})"
+            f"{self.frame}: {cache} missed (the same {same} as {other})"
         if not self.known:
             return f"{head}, but torch gave no key components to compare"
         if self.same_key:
@@ -224,7 +227,9 @@ def differences(keys_a: CacheKeys, a: CacheLookup, keys_b: CacheKeys, b: CacheLo
 
 
 def _graph_hash(keys: CacheKeys, lk: CacheLookup) -> str | None:
-    return next((c.hash for c in keys.parts(lk) if c.name in GRAPH_COMPONENTS), None)
+    """The hash of what the key was made for: the graph's code, or a kernel's source."""
+    names = KERNEL_SOURCE if lk.cache in KERNEL_CACHES else GRAPH_COMPONENTS
+    return next((c.hash for c in keys.parts(lk) if c.name in names), None)
 
 
 def _explain(keys_a: CacheKeys, a: CacheLookup, keys_b: CacheKeys, b: CacheLookup) -> MissExplained:
@@ -238,13 +243,13 @@ def _explain(keys_a: CacheKeys, a: CacheLookup, keys_b: CacheKeys, b: CacheLooku
 
 
 def misses_in_run(s: Session) -> list[MissExplained]:
-    """Each keyed miss for which an identical graph was looked up earlier in the run under another
-    key: the components that differ from the latest such lookup."""
+    """Each keyed miss for which an identical graph (or kernel source) was looked up earlier in the
+    run under another key: the components that differ from the latest such lookup."""
     keys = s.cache_keys
     out: list[MissExplained] = []
     seen: dict[tuple[str, str], CacheLookup] = {}  # (cache, graph hash) -> latest lookup
     for lk in keys.lookups:
-        if lk.cache not in KEYED:
+        if lk.cache not in KEYED and lk.cache not in KERNEL_CACHES:
             continue
         g = _graph_hash(keys, lk)
         if g is None:

@@ -347,3 +347,20 @@ def test_a_torch_without_the_names_warns_and_records_no_kernel_lookup(monkeypatc
         assert hasattr(async_compile.AsyncCompile.cpp, "__wrapped__")  # the builds are hooked all the same
         cpp_fused_0 = async_compile.AsyncCompile().cpp("void k() {}")
         assert cpp_fused_0 is None and got == []  # no key seen, no outcome known: nothing recorded
+
+
+def test_a_kernel_miss_within_a_run_names_what_differed_from_the_same_source() -> None:
+    """A later compile generates the same kernel source under another compile command: its miss
+    is explained by the earlier lookup of that source (the command's part that changed)."""
+    from dynaprof.analysis.cache_misses import misses_in_run
+
+    s = make_session([frame("0/0"), frame("1/0", start_s=1.0)])
+    table = ComponentTable(s.cache_keys)
+    for key, cmd, outcome in (("0/0", CMD, "miss"), ("1/0", CMD.replace("-O3", "-O1"), "miss")):
+        comps = kernel_cache.kernel_components("void k() {}", f"None {cmd}", None)
+        table.add(key, ParsedLookup("cpp_kernel", outcome, KERNEL_IN_WORKER, f"key-{key}", None, comps, [],
+                                    "cpp_fused_0"))  # fmt: skip
+    (m,) = misses_in_run(s)
+    assert (m.frame, m.against, m.kernel) == ("1/0", "0/0", "cpp_fused_0")
+    assert m.line() == ("1/0: C++ kernel code cache (cpp_fused_0) missed (the same source as 0/0): "
+                        "compile command, optimization flags: -O3 -> -O1")  # fmt: skip
