@@ -364,3 +364,15 @@ def test_a_kernel_miss_within_a_run_names_what_differed_from_the_same_source() -
     assert (m.frame, m.against, m.kernel) == ("1/0", "0/0", "cpp_fused_0")
     assert m.line() == ("1/0: C++ kernel code cache (cpp_fused_0) missed (the same source as 0/0): "
                         "compile command, optimization flags: -O3 -> -O1")  # fmt: skip
+
+
+def test_the_committed_logs_hold_no_kernel_outcome_and_say_so_once() -> None:
+    from dynaprof.ingest.trace_to_session import import_torch_trace
+    from tests.helpers import TESTS_DIR
+
+    data = TESTS_DIR / "data" / "torch_trace"
+    warm = import_torch_trace(data / "cache_warm.log.gz")  # two Inductor compiles, FX graph cache lookups
+    assert warm.capture.warnings.count(KERNEL_NOTE) == 1
+    assert not [lk for lk in warm.cache_keys.lookups if lk.kernel or lk.cache.endswith("_kernel")]
+    eager = import_torch_trace(data / "graph_break_recompile.log.gz")  # no Inductor: nothing to say
+    assert KERNEL_NOTE not in eager.capture.warnings
