@@ -17,6 +17,13 @@ Timing the hooks directly gives their cost without process-to-process noise, whi
 
     .venv/bin/python benchmarks/bench_caches.py                 # the warm-start table
     .venv/bin/python benchmarks/bench_caches.py --models --cost seed library   # the hooks' cost only
+    .venv/bin/python benchmarks/bench_caches.py --models --kernels seed library training  # kernel code cache only
+
+``--kernels`` runs each model twice more in a fresh cache folder with the FX graph cache off
+(``TORCHINDUCTOR_FX_GRAPH_CACHE=0``, which turns the AOTAutograd cache off too): the warm run must
+compile its graphs again, but the kernel code cache finds the kernels on disk. Each row: compile
+and wall time, what the run says of its kernels, and what ``compare cold warm`` says the warm
+run's kernel hits saved (the cold run's measured builds of the same keys).
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dynaprof.analysis.cache_misses import misses_between, warm_start  # noqa: E402
+from dynaprof.analysis.cache_misses import kernel_caches, kernels_served, misses_between, warm_start  # noqa: E402
 from dynaprof.model.session import Session  # noqa: E402
 from dynaprof.model.store import load_session  # noqa: E402
 
@@ -53,6 +60,9 @@ MODELS = {
     "seed": ("samples/parametrized_linear.py (32 x Linear(128), parametrized)",
              [str(ROOT / "samples" / "parametrized_linear.py"), "--backend", "inductor", "--device", "cpu"]),
     "library": ("torch.nn.TransformerEncoder (2 layers, d_model 64)", None),
+    #: forward and lazy backward compiles: the most kernels of the three
+    "training": ("samples/training_step.py (8 x Linear(64), parametrized, 2 SGD steps)",
+                 [str(ROOT / "samples" / "training_step.py")]),
 }
 CHANGE = {"TORCHINDUCTOR_SIZE_ASSERTS": "0"}  # one Inductor config value: size_asserts True -> False
 COST = textwrap.dedent("""\
@@ -126,6 +136,29 @@ def table(model: str, tmp: Path) -> list[str]:
     return rows
 
 
+def kernels(model: str, tmp: Path) -> list[str]:
+    """Cold, then warm with the FX graph cache off: the kernels found on disk."""
+    label, script = MODELS[model]
+    work = tmp / f"kernels-{model}"
+    work.mkdir(parents=True)
+    if script is None:
+        (work / "model.py").write_text(LIBRARY)
+        script = [str(work / "model.py")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_CACHE_DIR": str(work / "cache"),
+           "TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}  # fmt: skip
+    cold = _run("cold", script, work, env)
+    warm = _run("warm", script, work, env)
+    served = kernels_served(cold.session, warm.session)
+    rows = []
+    for case, r in (("cold", cold), ("warm, FX graph cache off", warm)):
+        says = "; ".join(k.line() for k in kernel_caches(r.session)) or "no kernel lookup"
+        att = r.session.attribution  # sampled: the kernel builds and the C++ toolchain setup
+        sampled = f"{att.get('kernel_compile', 0.0):.2f} / {att.get('toolchain_setup', 0.0):.2f}"
+        rows.append(f"| {label} | {case} | {r.compile_s:.2f} | {sampled} | {r.wall_s:.1f} | {says} | {r.served} |")
+    rows.append(f"| {label} | compare cold warm | | | | {served.line() if served else '(no kernel served)'} | |")
+    return rows
+
+
 def cost(tmp: Path, model: str) -> str:
     work = tmp / f"cost-{model}"
     work.mkdir(parents=True)
@@ -153,16 +186,26 @@ def cost(tmp: Path, model: str) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
+    ap.add_argument("--models", nargs="*", default=["seed", "library"], choices=list(MODELS))
     ap.add_argument("--cost", nargs="*", choices=list(MODELS), help="also time the cache hooks themselves, "
                     "on these models (default: none)")
+    ap.add_argument("--kernels", nargs="*", choices=list(MODELS), help="also the kernel code cache: cold, then "
+                    "warm with the FX graph cache off, on these models (default: none)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-caches-") as d:
         tmp = Path(d)
-        print("| model | run | compile (s) | wall (s) | the run says |")
-        print("| --- | --- | ---: | ---: | --- |")
+        if args.models:
+            print("| model | run | compile (s) | wall (s) | the run says |")
+            print("| --- | --- | ---: | ---: | --- |")
         for model in args.models:
             for row in table(model, tmp):
+                print(row, flush=True)
+        if args.kernels:
+            print("\n| model | run | compile (s) | kernel compile / toolchain setup, sampled (s) | wall (s) "
+                  "| kernel code cache | graphs |")
+            print("| --- | --- | ---: | ---: | ---: | --- | --- |")
+        for model in args.kernels or []:
+            for row in kernels(model, tmp):
                 print(row, flush=True)
         for model in args.cost or []:
             print()

@@ -19,11 +19,21 @@ import re
 from dataclasses import dataclass, field
 
 from dynaprof.analysis.compare import match_frames
-from dynaprof.model.cache_keys import CACHE_NAMES, GRAPH_COMPONENTS, CacheKeys, CacheLookup, KeyComponent
+from dynaprof.model.cache_keys import (
+    CACHE_NAMES,
+    GRAPH_COMPONENTS,
+    KERNEL_CACHES,
+    KERNEL_LOADED,
+    CacheKeys,
+    CacheLookup,
+    KeyComponent,
+)
 from dynaprof.model.session import Session
 
 #: caches whose lookups carry key components (Dynamo's own caches say only a reason)
 KEYED = ("aot_autograd", "fx_graph")
+#: a kernel key's component for its source (``capture.kernel_cache``)
+KERNEL_SOURCE = frozenset({"kernel_source"})
 #: kinds of difference, likeliest cause first
 KINDS = ("torch", "config", "custom", "input", "graph", "other")
 KIND_LABELS = {
@@ -72,17 +82,21 @@ class MissExplained:
     #: both lookups had components (else the differences are unknown, not none)
     known: bool = True
     same_key: bool = False  # the same key: the entry was not stored or not found, not a key change
+    kernel: str | None = None  # a kernel code cache lookup's kernel
 
     def line(self, where: str = "") -> str:
         """In words; ``where`` names the other run (``"BASE's "``), empty within one run."""
-        cache = CACHE_NAMES.get(self.cache, self.cache)
+        cache = CACHE_NAMES.get(self.cache, self.cache) + (f" ({self.kernel})" if self.kernel else "")
         other = f"{where}{self.against}"
+        same = "source" if self.kernel else "graph"
         head = f"{self.frame}: {cache} missed ({other} hit)" if where else \
-            f"{self.frame}: {cache} missed (the same graph as {other})"
+            f"{self.frame}: {cache} missed (the same {same} as {other})"
         if not self.known:
             return f"{head}, but torch gave no key components to compare"
         if self.same_key:
-            return f"{head} with the same key: the entry was not stored, or was evicted"
+            what = "the binary was not on disk (another cache folder, or removed)" if self.kernel \
+                else "the entry was not stored, or was evicted"  # fmt: skip
+            return f"{head} with the same key: {what}"
         if not self.differences:
             return f"{head}: its key differs, but no component's hash does"
         first = self.differences[0]
@@ -104,7 +118,15 @@ class WarmStart:
         return f"served from cache: {self.served} of {self.graphs} graph{'' if self.graphs == 1 else 's'}{saved}"
 
 
+#: a kernel key's compile command parts that the machine and toolchain decide (the rest: config)
+_KERNEL_SYSTEM = ("compile_command[compiler]", "compile_command[ISA flags]")
+
+
 def _kind(name: str) -> str:
+    if name.startswith("kernel_"):  # the kernel's source: what Inductor generated from the graph
+        return "graph"
+    if name.startswith("compile_command["):
+        return "torch" if name in _KERNEL_SYSTEM else "config"
     if any(name.startswith(t) for t in _TORCH):
         return "torch"
     if any(c in name for c in _CUSTOM):
@@ -150,11 +172,27 @@ def first_node_difference(a: list[KeyComponent], b: list[KeyComponent]) -> str |
     return None
 
 
+def _token_change(a: str, b: str) -> str:
+    """Two flag lists as what one drops and the other adds (both whole, where neither was cut)."""
+    if a.endswith("...") or b.endswith("..."):
+        return f"{a or '(none)'} -> {b or '(none)'}"
+    ta, tb = a.split(), b.split()
+    gone, new = [t for t in ta if t not in tb], [t for t in tb if t not in ta]
+    if not gone and not new:  # the same flags in another order
+        return f"{a} -> {b}"
+    return f"{' '.join(gone) or '(none)'} -> {' '.join(new) or '(none)'}"
+
+
 def describe(name: str, a: KeyComponent | None, b: KeyComponent | None,
              nodes_a: list[KeyComponent], nodes_b: list[KeyComponent]) -> Difference:  # fmt: skip
     """One differing component in words: what it is and both values."""
     kind = _kind(name)
     va, vb = (a.value if a else ""), (b.value if b else "")
+    if name.startswith("kernel_"):
+        return Difference(kind, name, "the kernel's optimized source changed" if "optimized" in name
+                          else "the kernel's source changed")  # fmt: skip
+    if name.startswith("compile_command["):
+        return Difference(kind, name, f"compile command, {name[16:-1]}: {_token_change(va, vb)}")
     if kind == "graph":
         node = first_node_difference(nodes_a, nodes_b) if nodes_a and nodes_b else None
         return Difference(kind, name, "the graph's code changed" + (f": {node}" if node else ""))
@@ -189,12 +227,14 @@ def differences(keys_a: CacheKeys, a: CacheLookup, keys_b: CacheKeys, b: CacheLo
 
 
 def _graph_hash(keys: CacheKeys, lk: CacheLookup) -> str | None:
-    return next((c.hash for c in keys.parts(lk) if c.name in GRAPH_COMPONENTS), None)
+    """The hash of what the key was made for: the graph's code, or a kernel's source."""
+    names = KERNEL_SOURCE if lk.cache in KERNEL_CACHES else GRAPH_COMPONENTS
+    return next((c.hash for c in keys.parts(lk) if c.name in names), None)
 
 
 def _explain(keys_a: CacheKeys, a: CacheLookup, keys_b: CacheKeys, b: CacheLookup) -> MissExplained:
     known = bool(a.components) and bool(b.components)
-    out = MissExplained(b.frame, b.cache, a.frame, known=known)
+    out = MissExplained(b.frame, b.cache, a.frame, known=known, kernel=b.kernel)
     if a.key is not None and a.key == b.key:
         out.same_key = True
     elif known:
@@ -203,13 +243,13 @@ def _explain(keys_a: CacheKeys, a: CacheLookup, keys_b: CacheKeys, b: CacheLooku
 
 
 def misses_in_run(s: Session) -> list[MissExplained]:
-    """Each keyed miss for which an identical graph was looked up earlier in the run under another
-    key: the components that differ from the latest such lookup."""
+    """Each keyed miss for which an identical graph (or kernel source) was looked up earlier in the
+    run under another key: the components that differ from the latest such lookup."""
     keys = s.cache_keys
     out: list[MissExplained] = []
     seen: dict[tuple[str, str], CacheLookup] = {}  # (cache, graph hash) -> latest lookup
     for lk in keys.lookups:
-        if lk.cache not in KEYED:
+        if lk.cache not in KEYED and lk.cache not in KERNEL_CACHES:
             continue
         g = _graph_hash(keys, lk)
         if g is None:
@@ -246,12 +286,13 @@ def warm_start(s: Session) -> WarmStart | None:
 
 def misses_between(a: Session, b: Session) -> list[MissExplained]:
     """Each lookup that hit in run A and missed in run B at the same place (the same frame and the
-    same cache's n-th lookup in it): the components whose hashes differ."""
+    same cache's n-th lookup in it; a kernel code cache's n-th kernel): the components whose
+    hashes differ."""
     pairs, _, _ = match_frames(a.frames, b.frames)
     out: list[MissExplained] = []
     for _key, _i, fa, fb in pairs:
         la, lb = a.cache_keys.of_frame(fa.key), b.cache_keys.of_frame(fb.key)
-        for cache in KEYED:
+        for cache in KEYED + KERNEL_CACHES:  # kernels: the n-th kernel looked up in each compile
             ca = [lk for lk in la if lk.cache == cache]
             cb = [lk for lk in lb if lk.cache == cache]
             for x, y in zip(ca, cb, strict=False):  # the n-th lookup of each
@@ -263,3 +304,86 @@ def misses_between(a: Session, b: Session) -> list[MissExplained]:
 def bypasses(s: Session) -> list[tuple[CacheLookup, str]]:
     """Every bypass with its reason (torch's words, or that it gave none)."""
     return [(lk, lk.reason or "torch gave no reason") for lk in s.cache_keys.lookups if lk.outcome == "bypass"]
+
+
+@dataclass
+class KernelCache:
+    """One kernel code cache's lookups in a run: kernels on disk, already loaded, built."""
+
+    cache: str
+    kernels: int = 0
+    on_disk: int = 0
+    loaded: int = 0  # already loaded by this process (an earlier compile's kernel)
+    built: int = 0
+    built_s: float = 0.0  # the measured builds' seconds
+    measured: int = 0  # builds with a measure
+
+    def line(self) -> str:
+        n = self.kernels
+        out = f"{CACHE_NAMES.get(self.cache, self.cache)}: {self.on_disk} of {n} kernel{'' if n == 1 else 's'} on disk"
+        if self.loaded:
+            out += f", {self.loaded} already loaded by this process"
+        if self.built:
+            out += f", {self.built} built"
+            if self.measured:
+                some = "" if self.measured == self.built else f" ({self.measured} of them measured)"
+                out += f" in {self.built_s:.2f} s{some}"
+            else:  # built in process: no worker timed them
+                out += " (build time not measured)"
+        return out + ("; time saved not measured" if self.on_disk or self.loaded else "")
+
+
+def kernel_caches(s: Session) -> list[KernelCache]:
+    """Each kernel code cache a run looked up (``KERNEL_CACHES`` order), its lookups counted."""
+    out: dict[str, KernelCache] = {}
+    for lk in s.cache_keys.lookups:
+        if lk.cache not in KERNEL_CACHES:
+            continue
+        k = out.setdefault(lk.cache, KernelCache(lk.cache))
+        k.kernels += 1
+        if lk.outcome == "hit":
+            if lk.reason == KERNEL_LOADED:
+                k.loaded += 1
+            else:  # KERNEL_ON_DISK
+                k.on_disk += 1
+        elif lk.outcome == "miss":
+            k.built += 1
+            if lk.built_s is not None:
+                k.built_s += lk.built_s
+                k.measured += 1
+    return [out[c] for c in KERNEL_CACHES if c in out]
+
+
+@dataclass
+class KernelsServed:
+    """Kernels that run B found in its kernel code cache where run A built them (the same key)."""
+
+    kernels: int
+    base_built_s: float  # what A measured building them
+    measured: int  # of them, with a measure in A
+
+    def line(self) -> str:
+        n = self.kernels
+        saved = (f": BASE built {'them' if n > 1 else 'it'} in {self.base_built_s:.2f} s"
+                 + ("" if self.measured == n else f" ({self.measured} of {n} measured)")) if self.measured \
+            else ": BASE's build time not measured"  # fmt: skip
+        return f"{n} kernel{' was' if n == 1 else 's were'} built in BASE and on disk in NEW{saved}"
+
+
+def kernels_served(a: Session, b: Session) -> KernelsServed | None:
+    """Kernel lookups that missed in A and hit in B with the same key, at the same place (the
+    same frame, the n-th kernel): A's measured build seconds are what B's hits saved."""
+    pairs, _, _ = match_frames(a.frames, b.frames)
+    n, secs, measured = 0, 0.0, 0
+    for _key, _i, fa, fb in pairs:
+        la, lb = a.cache_keys.of_frame(fa.key), b.cache_keys.of_frame(fb.key)
+        for cache in KERNEL_CACHES:
+            ca = [lk for lk in la if lk.cache == cache]
+            cb = [lk for lk in lb if lk.cache == cache]
+            for x, y in zip(ca, cb, strict=False):
+                if x.outcome == "miss" and y.outcome == "hit" and x.key is not None and x.key == y.key:
+                    n += 1
+                    if x.built_s is not None:
+                        secs += x.built_s
+                        measured += 1
+    return KernelsServed(n, round(secs, 3), measured) if n else None

@@ -62,6 +62,8 @@ class Recorder(Protocol):
 
     #: compute AOTAutograd's key components (``--no-aot-components`` turns it off)
     aot_components: bool
+    #: where the kernel code cache lookups are journaled (``capture.kernel_cache``)
+    cache_lookup: Callable[[ParsedLookup, str | None], None] | None
 
 UTILS = "torch._dynamo.utils"
 AOT_CACHE = "torch._functorch._aot_autograd.autograd_cache"
@@ -130,6 +132,8 @@ class CacheKeyHooks:
             rec["cache_key"] = lk.key
         if lk.time_saved_s is not None:
             rec["saved_s"] = lk.time_saved_s
+        if lk.kernel:
+            rec["kernel"] = lk.kernel
         table.flush()  # one journal line for a first lookup's ~600 new components, not one each
         self.recorder.emit(rec)
 
@@ -209,6 +213,7 @@ def install_cache_hooks(recorder: Recorder) -> None:
     """Install the cache-lookup hooks; raises if neither the instant events nor (torch 2.4) the
     structured trace can be hooked."""
     hooks = CacheKeyHooks(recorder)
+    recorder.cache_lookup = hooks.emit  # the kernel code caches' lookups (``capture.kernel_cache``)
     utils = _private(UTILS)
     logger_cls: Any = getattr(utils, "ChromiumEventLogger", None)
     if logger_cls is None or not hasattr(logger_cls, "log_instant_event"):

@@ -22,6 +22,10 @@ build seconds of each kernel it waited for, and the assembler splits the wait's 
 those kernels in that proportion. A wait on kernels of which none was measured is recorded as such
 and never given to the union of their causes.
 
+Each builder call of a C++ (or Halide) kernel is also that kernel's code cache lookup: hit where
+nothing was built, miss where a worker or the call itself built it, with torch's key
+(``kernel_cache``, whose probe the builder hook opens for the call).
+
 Every hook runs on the thread that called it (a compiling thread, or a worker thread for the timed
 task), never in a signal handler; reads of the calling frame are of Inductor's generated module.
 """
@@ -36,8 +40,9 @@ import threading
 import time
 from typing import Any, Protocol
 
-from dynaprof.capture import provenance
+from dynaprof.capture import kernel_cache, provenance
 from dynaprof.capture.stacks import FunctionKey, TracedStacks
+from dynaprof.capture.torch_private import torch_version
 from dynaprof.fmt import stored_s
 from dynaprof.model.journal import KERNEL_CAUSE, KERNEL_WAIT_CAUSE, JournalRecord
 
@@ -56,6 +61,10 @@ class Recorder(Protocol):
     """What these hooks use of the recorder (``recorder.CompileRecorder``)."""
 
     causes: TracedStacks
+    #: journals a cache lookup (``capture.cache_keys``); None where that hook is not installed
+    cache_lookup: Any
+
+    def warn(self, message: str) -> None: ...
 
     def current(self, tid: int) -> Window | None: ...
 
@@ -95,6 +104,8 @@ class KernelBuilds:
         self.recorder = recorder
         self.local = threading.local()
         self.waits = 0
+        #: the kernel code cache lookups' hooks (``capture.kernel_cache``); None: not recorded
+        self.lookups: kernel_cache.KernelLookups | None = None
 
     def builder(self, method: str, orig: Any) -> Any:
         recorder, local = self.recorder, self.local
@@ -112,16 +123,24 @@ class KernelBuilds:
             before = getattr(local, "kernel", None)
             local.kernel = (win, name) if name is not None else None
             local.submitted = False
+            lookups = self.lookups if name is not None else None
+            outer = lookups.begin() if lookups is not None else None
             depth = recorder.causes.enter(tid, cid)
             try:
                 out = orig(this, *a, **k)
             finally:
                 recorder.causes.exit(tid, depth)
                 local.kernel = before
+                probe = lookups.end(outer) if lookups is not None else None
             if name is not None and _is_future(out):
                 win.kernel_pending.add(name)  # built by a worker: its task is timed there
                 if method != "triton" and not local.submitted:  # nothing to build: the binary was there
                     win.kernel_worker_s.setdefault(name, 0.0)
+            if lookups is not None and probe is not None and name is not None:
+                try:
+                    lookups.record(win.key, method, name, out, local.submitted, probe)
+                except Exception:  # a profiler's bookkeeping never fails the compile
+                    pass
             return out
 
         return build
@@ -229,6 +248,12 @@ def install(recorder: Recorder) -> None:
     module: Any = sys.modules["torch._inductor.async_compile"]
     ac = module.AsyncCompile
     hooks = KernelBuilds(recorder)
+    emit = recorder.cache_lookup
+    if emit is not None:
+        try:
+            hooks.lookups = kernel_cache.install(emit, recorder.warn)
+        except Exception as e:  # the builds are still hooked: only their cache outcomes are lost
+            recorder.warn(f"torch {torch_version()}: kernel code cache lookups not captured ({type(e).__name__}: {e})")
     for method in BUILDERS:
         if method in ac.__dict__:
             setattr(ac, method, hooks.builder(method, ac.__dict__[method]))

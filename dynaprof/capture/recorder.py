@@ -28,6 +28,7 @@ from dynaprof.capture.torch_config import config_changes
 from dynaprof.capture.torch_private import _private
 from dynaprof.fmt import plural, stored_s
 from dynaprof.model import frame_keys
+from dynaprof.model.cache_keys import ParsedLookup
 from dynaprof.model.journal import (
     CompileEnd,
     CompileStart,
@@ -156,6 +157,9 @@ class CompileRecorder:
         self.time_calls = False
         #: compute AOTAutograd's cache-key components (``capture.cache_keys``; ``--no-aot-components``)
         self.aot_components = True
+        #: journals one cache lookup (``capture.cache_keys``' ``CacheKeyHooks.emit``, set where it is
+        #: installed): the kernel code cache lookups share its ``key_part`` ids
+        self.cache_lookup: Callable[[ParsedLookup, str | None], None] | None = None
         #: False outside a profiled block (in-process profiling): no window opens from a span
         self.gate: Callable[[], bool] = lambda: True
         #: under ``dynaprof run`` on a terminal: erases the parent's progress line as a compile ends

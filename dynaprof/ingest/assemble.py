@@ -579,7 +579,7 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None)
     if wall is not None:
         spans.insert(0, Span("script", 0.0, float(wall), opt_int(start.get("tid")) or 0))
     session = Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
-    session.cache_keys = b.cache_lookups.finish(frames)
+    session.cache_keys = b.cache_lookups.finish(frames, b.kernels, b.kernel_waits)
     if plain is not None:
         session.counterfactual = Counterfactual(
             plain.folded, plain.compile_s, plain.count, plain.exit_status, extra_kernels=b.extra.kernels,

@@ -10,11 +10,14 @@ hit never reaches Python), its reason the guard failures torch gives, or none fo
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from dynaprof.ingest.kernel_split import Kernel
+from dynaprof.ingest.kernel_waits import KernelWait
 from dynaprof.model.cache import marker
 from dynaprof.model.cache_keys import (
+    KERNEL_CACHES,
     CacheKeys,
     ComponentTable,
     KeyComponent,
@@ -26,6 +29,9 @@ from dynaprof.model.journal import CacheLookupRecord, KeyPart
 from dynaprof.model.session import CompiledFrame
 
 FIRST_COMPILE = "first compile of this code: no cache entry yet"
+#: said once for a log whose compiles reached Inductor's caches (torch logs no outcome per kernel)
+KERNEL_NOTE = ("the log holds no kernel code cache lookups: torch logs no hit or miss per kernel "
+               "(dynaprof run records them live)")
 
 
 def _code_key(f: CompiledFrame) -> str:
@@ -95,14 +101,43 @@ class JournalLookups:
             return [self.parts[i] for i in ids if isinstance(i, int) and i in self.parts]
 
         saved = r.get("saved_s")
+        kernel = _str(r.get("kernel"))
         self.lookups.append((key, ParsedLookup(
             cache, outcome, _str(r.get("reason")), _str(r.get("cache_key")),
             float(saved) if isinstance(saved, (int, float)) and not isinstance(saved, bool) else None,
-            resolve(r.get("parts")), resolve(r.get("nodes")),
+            resolve(r.get("parts")), resolve(r.get("nodes")), cut(kernel, 200) if kernel else None,
         )))  # fmt: skip
 
-    def finish(self, frames: list[CompiledFrame]) -> CacheKeys:
+    def finish(self, frames: list[CompiledFrame], kernels: Iterable[Kernel] = (),
+               waits: Iterable[KernelWait] = ()) -> CacheKeys:  # fmt: skip
+        """The session's lookups; a kernel miss gets the build seconds its worker measured (the
+        ``kernel`` and ``kernel_wait`` records: a kernel's cause id, and each wait's measured
+        seconds per cause), where one miss of that name in that compile makes the join unambiguous."""
+        built = build_seconds(kernels, waits)
+        misses: dict[tuple[str, str], int] = {}
+        for key, lk in self.lookups:
+            if lk.cache in KERNEL_CACHES and lk.outcome == "miss" and lk.kernel:
+                misses[(key, lk.kernel)] = misses.get((key, lk.kernel), 0) + 1
+        for key, lk in self.lookups:
+            if lk.kernel and lk.outcome == "miss" and misses.get((key, lk.kernel)) == 1:
+                s = built.get((key, lk.kernel))
+                lk.built_s = round(s, 6) if s else None  # 0: nothing measured (a hit's), not a build
         return _finish(self.lookups, frames)
+
+
+def build_seconds(kernels: Iterable[Kernel], waits: Iterable[KernelWait]) -> dict[tuple[str, str], float]:
+    """(frame key, kernel name) -> the build seconds its compile worker measured, summed over the
+    waits that gave them; only for a cause that names one kernel of its compile."""
+    names: dict[int, tuple[str, str] | None] = {}
+    for k in kernels:
+        names[k.cause] = (k.key, k.name) if k.cause not in names else None  # a shared cause: ambiguous
+    out: dict[tuple[str, str], float] = {}
+    for w in waits:
+        for cause, seconds in w.shares:
+            kn = names.get(cause)
+            if kn is not None and kn[0] == w.key:
+                out[kn] = out.get(kn, 0.0) + seconds
+    return out
 
 
 class _Artifact:
@@ -142,10 +177,14 @@ class TraceLookups:
 
     def warnings(self) -> list[str]:
         """What the log could not say of its caches (once per session)."""
-        if not self.keys_only or any(lk.cache == "fx_graph" for _, lk in self.found):
-            return []
-        return [f"the log holds {self.keys_only} FX graph cache key(s) (fx_graph_cache_hash, torch 2.4) without "
-                "their outcome (2.4 counts hits and misses but does not log them): no FX graph cache lookups read"]
+        out: list[str] = []
+        if self.keys_only and not any(lk.cache == "fx_graph" for _, lk in self.found):
+            out.append(f"the log holds {self.keys_only} FX graph cache key(s) (fx_graph_cache_hash, torch 2.4) "
+                       "without their outcome (2.4 counts hits and misses but does not log them): no FX graph "
+                       "cache lookups read")  # fmt: skip
+        if self.keys_only or self.found:  # an Inductor compile reached its caches: it had kernels to look up
+            out.append(KERNEL_NOTE)
+        return out
 
     def artifact(self, frame: object, name: str) -> _Artifact:
         """The payload handler of the artifact ``name`` of ``frame`` (the importer's accumulator)."""

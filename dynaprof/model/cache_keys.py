@@ -28,7 +28,17 @@ CACHE_NAMES: dict[str, str] = {
     "pgo": "Dynamo's profile-guided code state",
     "aot_autograd": "AOTAutograd cache",
     "fx_graph": "FX graph cache",
+    "cpp_kernel": "C++ kernel code cache",
+    "triton_kernel": "Triton kernel code cache",
+    "halide_kernel": "Halide kernel code cache",
 }
+#: the kernel code caches: one lookup per kernel a compile defines (``capture.kernel_cache``)
+KERNEL_CACHES = ("cpp_kernel", "triton_kernel", "halide_kernel")
+#: a kernel lookup's reason: where its binary came from (a hit) or was built (a miss)
+KERNEL_ON_DISK = "on disk"
+KERNEL_LOADED = "already loaded by this process"
+KERNEL_IN_WORKER = "built in a compile worker"
+KERNEL_IN_PROCESS = "built in process"
 OUTCOMES = ("hit", "miss", "bypass")
 #: most characters of a component's value kept
 VALUE_CHARS = 200
@@ -68,6 +78,10 @@ class CacheLookup:
     components: list[int] = field(default_factory=list)
     #: the graph's nodes, one hash each, as indices into ``CacheKeys.components`` too
     nodes: list[int] = field(default_factory=list)
+    #: a kernel code cache lookup's kernel (its name in Inductor's output code); None otherwise
+    kernel: str | None = None
+    #: a kernel miss's build seconds as its compile worker measured them; None: not measured
+    built_s: float | None = None
 
 
 @dataclass
@@ -105,7 +119,7 @@ class ComponentTable:
     def add(self, frame: str, lk: ParsedLookup) -> CacheLookup:
         out = CacheLookup(
             frame, lk.cache, lk.outcome, lk.reason, lk.key, lk.time_saved_s,
-            [self.intern(c) for c in lk.components], [self.intern(c) for c in lk.nodes],
+            [self.intern(c) for c in lk.components], [self.intern(c) for c in lk.nodes], lk.kernel, lk.built_s,
         )  # fmt: skip
         self.keys.lookups.append(out)
         return out
@@ -122,6 +136,8 @@ class ParsedLookup:
     time_saved_s: float | None = None
     components: list[KeyComponent] = field(default_factory=list)
     nodes: list[KeyComponent] = field(default_factory=list)
+    kernel: str | None = None
+    built_s: float | None = None
 
 
 def cut(value: str, limit: int = VALUE_CHARS) -> str:

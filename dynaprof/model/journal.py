@@ -35,7 +35,8 @@ else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
 #: version of the record shapes; journals written before it existed are 1
 JOURNAL_SCHEMA = 8  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
 #: 7: aot_graph records, work records without fx_ops (the ops after AOT autograd, for every AOT backend);
-#: 8: kernel records' ``users``, folded records (``dynaprof run --counterfactual``)
+#: 8: cache_lookup records of the kernel code caches, with their ``kernel``; kernel records' ``users``,
+#: folded records (``dynaprof run --counterfactual``)
 
 #: a value kept verbatim (span arguments, ``CompiledFrame.metrics`` entries): see ``is_scalar``
 Scalar: TypeAlias = bool | int | float | str
@@ -415,7 +416,8 @@ class KeyPart(TypedDict):
 
 class CacheLookupRecord(TypedDict):
     """One lookup of one cache by a compile (schema 4): ``key`` the frame's; ``cache`` one of
-    ``model.cache_keys.CACHE_NAMES``; ``parts`` and ``nodes`` are ``key_part`` ids."""
+    ``model.cache_keys.CACHE_NAMES``; ``parts`` and ``nodes`` are ``key_part`` ids; ``kernel``
+    (schema 8) names a kernel code cache lookup's kernel."""
 
     t: Literal["cache_lookup"]
     key: str | None
@@ -426,6 +428,7 @@ class CacheLookupRecord(TypedDict):
     reason: NotRequired[str]
     cache_key: NotRequired[str]
     saved_s: NotRequired[float]
+    kernel: NotRequired[str]
 
 
 class Device(TypedDict):

@@ -10,8 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dynaprof import fmt
-from dynaprof.analysis.cache_misses import bypasses, misses_between, misses_in_run, warm_start
-from dynaprof.model.cache_keys import CACHE_NAMES
+from dynaprof.analysis.cache_misses import (
+    bypasses,
+    kernel_caches,
+    kernels_served,
+    misses_between,
+    misses_in_run,
+    warm_start,
+)
+from dynaprof.model.cache_keys import CACHE_NAMES, KERNEL_CACHES, CacheLookup
 from dynaprof.model.session import Session
 
 TITLE = "Cache"
@@ -37,13 +44,24 @@ def _short_key(key: str | None) -> str:
     return key if len(key) <= 16 else key[:12] + "..."
 
 
+def _kernel_why(lk: CacheLookup) -> str:
+    """A kernel lookup's kernel, where its binary came from or was built, and what is known of
+    the time (torch says none saved per kernel)."""
+    where = lk.reason or lk.outcome
+    if lk.outcome == "hit":
+        return f"{lk.kernel or '?'}: {where}; time saved not measured"
+    took = f" in {fmt.seconds(lk.built_s)}" if lk.built_s is not None else " (build time not measured)"
+    return f"{lk.kernel or '?'}: {where}{took if lk.outcome == 'miss' else ''}"
+
+
 def run_lines(s: Session, limit: int = 10) -> list[str]:
-    """One run's cache story: how much was served from cache, each miss an identical graph's
-    earlier lookup explains, each bypass with its reason."""
+    """One run's cache story: how much was served from cache, the kernels found on disk, each miss
+    an identical graph's earlier lookup explains, each bypass with its reason."""
     out: list[str] = []
     warm = warm_start(s)
     if warm is not None:
         out.append(warm.line())
+    out += [k.line() for k in kernel_caches(s)]
     explained = misses_in_run(s)
     out += [m.line() for m in explained[:limit]]
     if len(explained) > limit:
@@ -64,6 +82,9 @@ def compare_lines(a: Session, b: Session, limit: int = 10, detail: int = 3) -> l
     wa, wb = warm_start(a), warm_start(b)
     if wa is not None or wb is not None:
         out.append(f"BASE {wa.line() if wa else 'looked up no cache'}; NEW {wb.line() if wb else 'looked up no cache'}")
+    served = kernels_served(a, b)
+    if served is not None:
+        out.append(served.line())
     misses = misses_between(a, b)
     for m in misses[:limit]:
         out.append(m.line("BASE's "))
@@ -74,15 +95,20 @@ def compare_lines(a: Session, b: Session, limit: int = 10, detail: int = 3) -> l
 
 
 def view(s: Session, limit: int = 200) -> CacheSection | None:
-    """The section for one run; None when no compile looked up a cache."""
+    """The section for one run; None when no compile looked up a cache. The graphs' lookups come
+    first, then the kernels' (a big model's hundreds of kernels never hide a graph's lookup)."""
     lookups = s.cache_keys.lookups
     if not lookups:
         return None
+    lookups = [lk for lk in lookups if lk.cache not in KERNEL_CACHES] + \
+        [lk for lk in lookups if lk.cache in KERNEL_CACHES]  # fmt: skip
     rows = []
     for lk in lookups[:limit]:
         why = lk.reason or ""
         if lk.outcome == "hit" and lk.time_saved_s is not None:
             why = f"saved {fmt.seconds(lk.time_saved_s)}"
+        if lk.cache in KERNEL_CACHES:
+            why = _kernel_why(lk)
         rows.append([lk.frame, CACHE_NAMES.get(lk.cache, lk.cache), lk.outcome, fmt.one_line(why, 300),
                      _short_key(lk.key)])  # fmt: skip
     return CacheSection(run_lines(s), rows=rows, more=max(0, len(lookups) - limit))

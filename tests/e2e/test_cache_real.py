@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dynaprof.analysis.cache_misses import misses_between, misses_in_run, warm_start
+from dynaprof.analysis.cache_misses import kernels_served, misses_between, misses_in_run, warm_start
 from dynaprof.capture.child import ChildConfig
 from dynaprof.capture.launcher import launch
 from dynaprof.ingest.trace_to_session import import_torch_trace
@@ -117,8 +117,8 @@ def test_second_run_hits_and_says_so(runs: dict[str, Any]) -> None:
     assert ("fx_graph", "miss") in _outcomes(cold)
     assert ("dynamo", "miss") in _outcomes(cold)  # Dynamo's own cache: a first compile
     assert OLD_CACHES or ("aot_autograd", "miss") in _outcomes(cold)  # torch 2.4 has no AOTAutograd cache
-    hit = next(lk for lk in warm.cache_keys.lookups if lk.outcome == "hit")
-    assert hit.cache in ("aot_autograd", "fx_graph")
+    # the graph caches' hit (the kernels the cached graph loads are kernel code cache hits too)
+    hit = next(lk for lk in warm.cache_keys.lookups if lk.outcome == "hit" and lk.cache in ("aot_autograd", "fx_graph"))
     assert (hit.time_saved_s is None) if OLD_CACHES else (hit.time_saved_s and hit.time_saved_s > 0)  # 2.4: unsaid
     ws = warm_start(warm)
     assert ws is not None and (ws.served, ws.graphs) == (1, 1)
@@ -261,3 +261,33 @@ def test_profile_guided_code_state_misses_then_hits(runs: dict[str, Any]) -> Non
     assert recompile.cache == "dynamo" and "size mismatch at index 0" in (recompile.reason or "")
     assert len(second.frames) == 1  # the code state made the first compile dynamic
     assert md_escape("0/0: Dynamo's profile-guided code state hit") in unwrap(md)
+
+
+@pytest.mark.inductor
+def test_kernels_are_built_cold_and_found_on_disk_warm(tmp_path: Path) -> None:
+    """The FX graph cache off: the second run must compile the graph again, but each C++ kernel it
+    generates is the same source under the same compile command, so the kernel code cache has it
+    on disk. The first run's kernel lookups are misses (built), the second's hits, with the same
+    keys; the graphs' own line is unchanged, and compare says what BASE's builds were."""
+    r = Runs(tmp_path)  # a cache folder of its own: no kernel of this script built yet
+    off = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}
+    cold, cold_md = r.run("kernels-cold", SCRIPT, off)
+    warm, warm_md = r.run("kernels-warm", SCRIPT, off)
+    ck, wk = ([lk for lk in s.cache_keys.lookups if lk.cache == "cpp_kernel"] for s in (cold, warm))
+    assert ck and len(ck) == len(wk), (ck, wk)
+    assert {lk.outcome for lk in ck} == {"miss"} and {lk.outcome for lk in wk} == {"hit"}
+    assert [(lk.kernel, lk.key) for lk in ck] == [(lk.kernel, lk.key) for lk in wk]
+    assert all(lk.kernel and lk.kernel.startswith("cpp_") and lk.key for lk in ck)
+    assert all(lk.reason in ("built in a compile worker", "built in process") for lk in ck)
+    assert all(lk.reason == "on disk" and lk.time_saved_s is None for lk in wk)  # torch says no saving per kernel
+    names = {c.name for c in cold.cache_keys.parts(ck[0])}
+    assert {"kernel_source", "compile_command[compiler]", "compile_command[ISA flags]"} <= names
+    assert not [lk for lk in warm.cache_keys.lookups if lk.cache == "fx_graph" and lk.outcome == "hit"]
+    n = len(ck)
+    kernels = f"kernel{'' if n == 1 else 's'}"
+    assert f"C++ kernel code cache: 0 of {n} {kernels} on disk, {n} built" in unwrap(cold_md)
+    assert f"C++ kernel code cache: {n} of {n} {kernels} on disk" in unwrap(warm_md)
+    served = kernels_served(cold, warm)
+    assert served is not None and served.kernels == n
+    back = [m for m in misses_between(warm, cold) if m.cache == "cpp_kernel"]  # hit in A, missed in B
+    assert len(back) == n and all(m.same_key and m.kernel for m in back)
