@@ -49,8 +49,9 @@ def _target(args: argparse.Namespace) -> tuple[str, str, list[str]]:
 
 #: the folder under the run folder holding each ``--repeat`` run's journal (and cProfile files)
 REPEATS_DIR = "repeats"
-#: the compiler cache locations ``--repeat`` points at a fresh folder for each run
-CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+#: the compiler cache locations ``--repeat`` points at a fresh folder for each run; TMPDIR too,
+#: since Inductor keeps its C++ precompiled header in the temp dir whatever its cache dir is
+CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TMPDIR")
 
 
 def cold_caches() -> dict[str, str]:

@@ -487,7 +487,7 @@ class Repeat:
     compile_s: float  # ``Session.total_compile_s`` of that run
     wall_s: float | None
     exit_status: int | None
-    #: cold compiler caches (a fresh TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR) or the user's (``--warm``)
+    #: cold compiler caches (a fresh TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR / TMPDIR) or the user's (``--warm``)
     cold: bool
     #: frame key -> compile seconds (None: unknown)
     frames: dict[str, float | None] = field(default_factory=dict)

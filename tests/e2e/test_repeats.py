@@ -81,7 +81,8 @@ def test_repeat_options_are_checked(tmp_path: Path) -> None:
 
 SCRIPT = """
 import os, torch
-print("CACHE", repr(os.environ.get("TORCHINDUCTOR_CACHE_DIR")), repr(os.environ.get("TRITON_CACHE_DIR")))
+print("CACHE", repr(os.environ.get("TORCHINDUCTOR_CACHE_DIR")), repr(os.environ.get("TRITON_CACHE_DIR")),
+      repr(os.environ.get("TMPDIR")))
 @torch.compile(backend="eager")
 def f(x):
     return x.cos() * 2
@@ -94,6 +95,12 @@ def _caches(stdout: str) -> list[tuple[str | None, str | None]]:
             for line in stdout.splitlines() if line.startswith("CACHE ")]
 
 
+def _tmpdirs(stdout: str) -> list[str | None]:
+    """Each run's TMPDIR (where Inductor keeps its precompiled header)."""
+    return [ast.literal_eval(line.split()[3])
+            for line in stdout.splitlines() if line.startswith("CACHE ")]
+
+
 @pytest.mark.torch
 def test_repeat_runs_fresh_processes_with_cold_caches(tmp_path: Path) -> None:
     (tmp_path / "job.py").write_text(SCRIPT)
@@ -103,6 +110,8 @@ def test_repeat_runs_fresh_processes_with_cold_caches(tmp_path: Path) -> None:
     caches = _caches(proc.stdout)
     assert len(caches) == 3 and len({c[0] for c in caches}) == 3 and len({c[1] for c in caches}) == 3
     assert all(c[0] and not Path(c[0]).exists() for c in caches)  # fresh for each run, removed after
+    tmps = _tmpdirs(proc.stdout)
+    assert len(set(tmps)) == 3 and all(t and not Path(t).exists() for t in tmps)
     s = load_session(tmp_path / "r")
     assert [r.index for r in s.repeats] == [1, 2, 3] and all(r.cold and r.exit_status == 0 for r in s.repeats)
     assert all(set(r.frames) == {"0/0"} and r.compile_s > 0 and r.causes for r in s.repeats)
