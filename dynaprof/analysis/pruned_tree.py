@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate
 
 from dynaprof.analysis.derived import Derived
+from dynaprof.analysis.paths import order_by_path
 from dynaprof.analysis.stacks import (
     NO_COMPILER_STACK,
     SYNTHETIC,
@@ -79,7 +80,7 @@ def build_pruned_tree(
         ids = st.compiler if view == "compiler" else st.traced
         path = tuple(ids) if ids else tuple(synth(name) for name in empty_stack_names(view, cat))
         rows.append((path, st.seconds, st.samples, cat))
-    rows.sort(key=lambda r: r[0])
+    rows = [rows[i] for i in order_by_path([r[0] for r in rows])]  # sorted by path, stable
     synth_keys = {v: _synthetic(k) for k, v in synthetic.items()}
     functions = session.functions
     # a function's key made only for the nodes drawn, not for all of them on each of ~60 graphs
