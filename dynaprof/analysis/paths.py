@@ -9,6 +9,7 @@ element decides both ways, and a prefix sorts before the paths it starts."""
 from __future__ import annotations
 
 import struct
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 
@@ -31,8 +32,26 @@ def path_keys(paths: Sequence[Sequence[int]]) -> list[bytes] | None:
 def order_by_path(paths: Sequence[Sequence[int]]) -> list[int]:
     """The indices of ``paths`` in the order ``sorted`` gives them as tuples, stable (equal paths
     keep their order), whatever the paths' sequence type."""
+    return sort_by_path(paths)[0]
+
+
+def sort_by_path(paths: Sequence[Sequence[int]]) -> tuple[list[int], list[bytes] | None]:
+    """:func:`order_by_path`, and the byte keys of the paths in that order (None where
+    :func:`path_keys` gives none)."""
     keys = path_keys(paths)
     if keys is None:
         tuples = [tuple(p) for p in paths]
-        return sorted(range(len(paths)), key=tuples.__getitem__)
-    return sorted(range(len(paths)), key=keys.__getitem__)
+        return sorted(range(len(paths)), key=tuples.__getitem__), None
+    order = sorted(range(len(paths)), key=keys.__getitem__)
+    return order, [keys[i] for i in order]
+
+
+def group_end(keys: list[bytes], j: int, hi: int, depth: int) -> int | None:
+    """Where the run of sorted ``keys[j:hi]`` that share ``keys[j]``'s first ``depth + 1``
+    indices ends, given that all of ``keys[j:hi]`` share the first ``depth`` and that each has
+    more than ``depth``: the first key from the next index at ``depth`` on, found by a plain
+    bisection (no key function). None when that index would overflow the key's width."""
+    head = int.from_bytes(keys[j][4 * depth:4 * depth + 4], "big")
+    if head + 1 >= 1 << 32:
+        return None
+    return bisect_left(keys, keys[j][:4 * depth] + (head + 1).to_bytes(4, "big"), j, hi)

@@ -297,8 +297,7 @@ def frames_with_samples(session: Session, limit: int | None = None, derived: Der
     render's, whose stacks per frame are then not worked out again."""
     if session.samples is None:
         return []
-    stacks = session.samples.stacks
-    seconds = {k: sum(stacks[i].seconds for i in idx) for k, idx in stacks_by_frame(session, derived).items()}
+    seconds = (derived or Derived(session)).frame_seconds
     keys = [f.key for f in session.frames if seconds.get(f.key, 0.0) > 0]
     if limit is not None and len(keys) > limit:
         keep = set(sorted(keys, key=lambda k: -seconds[k])[:limit])

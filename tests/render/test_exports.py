@@ -141,13 +141,3 @@ def test_speedscope_text_is_the_documents_json(make: Any) -> None:
     for limit in (None, 1):
         assert speedscope_json(s, limit) == json.dumps(speedscope_document(s, limit))
 
-
-def test_speedscope_samples_sort_as_paths_do() -> None:
-    # byte keys order the paths as tuples would: a prefix first, then by each index in turn
-    from dynaprof.analysis.paths import order_by_path, path_keys
-
-    paths = [[3, 1], [3], [2, 70000, 1], [2, 300], [], [3, 1], [0, 2**32 - 1], [2, 256]]
-    assert order_by_path(paths) == sorted(range(len(paths)), key=lambda i: tuple(paths[i]))
-    assert path_keys([[-1, 2]]) is None
-    mixed = [[-2], [1], [-1, 0], [0]]
-    assert order_by_path(mixed) == sorted(range(len(mixed)), key=lambda i: tuple(mixed[i]))
