@@ -105,21 +105,29 @@ def _stack_samples(
             paths = [list(map(frame_of, st.compiler if view == "compiler" else st.traced)) for st in stacks]
         mapped[view] = (paths, path_keys(paths) or [tuple(p) for p in paths])
     paths, keys = mapped[view]
-    agg: dict[Any, float] = {}
-    first: dict[Any, list[int]] = {}
-    for i in indices:
-        path, key = paths[i], keys[i]
-        if not path:
-            path = [frames(StackNode(name, kind=SYNTHETIC)) for name in empty_stack_names(view, cats[i])]
+    chosen = list(indices)
+    chosen_paths = [paths[i] for i in chosen]
+    chosen_keys = [keys[i] for i in chosen]
+    for j, path in enumerate(chosen_paths):
+        if not path:  # no frames of the view: its synthetic frames stand for them
+            path = chosen_paths[j] = [frames(StackNode(name, kind=SYNTHETIC))
+                                      for name in empty_stack_names(view, cats[chosen[j]])]
             packed = path_keys([path])
-            key = packed[0] if packed is not None else tuple(path)
-        if key in agg:
-            agg[key] += stacks[i].seconds
+            chosen_keys[j] = packed[0] if packed is not None else tuple(path)
+    # by path (the keys sort as the paths do; stable: equal paths merge in stack order)
+    order = sorted(range(len(chosen)), key=chosen_keys.__getitem__)
+    samples: list[list[int]] = []
+    weights: list[float] = []
+    last: Any = None
+    for j in order:
+        key = chosen_keys[j]
+        if weights and key == last:
+            weights[-1] += stacks[chosen[j]].seconds
         else:
-            agg[key] = 0.0 + stacks[i].seconds
-            first[key] = path
-    order = sorted(agg)  # by path: the keys sort as the paths do
-    return [first[k] for k in order], [agg[k] for k in order]
+            samples.append(chosen_paths[j])
+            weights.append(0.0 + stacks[chosen[j]].seconds)
+            last = key
+    return samples, weights
 
 
 Profile = tuple[str, list[list[int]], list[float]]
