@@ -9,6 +9,7 @@ speedscope's "Time Order" view is not chronological); weights are seconds (``uni
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -112,7 +113,7 @@ def _stack_samples(
         if not path:  # no frames of the view: its synthetic frames stand for them
             path = chosen_paths[j] = [frames(StackNode(name, kind=SYNTHETIC))
                                       for name in empty_stack_names(view, cats[chosen[j]])]
-            packed = path_keys([path])
+            packed = path_keys([path]) if type(chosen_keys[j]) is bytes else None  # keys of one kind
             chosen_keys[j] = packed[0] if packed is not None else tuple(path)
     # by path (the keys sort as the paths do; stable: equal paths merge in stack order)
     order = sorted(range(len(chosen)), key=chosen_keys.__getitem__)
@@ -184,7 +185,7 @@ def speedscope_json(session: Session, max_frames: int | None = None, derived: De
     dumps = json.dumps
     parts = [dumps(head)[:-1], ', "shared": {"frames": ', dumps(frames), '}, "profiles": [']
     for n, (name, samples, weights) in enumerate(profiles):
-        text = repr(samples)  # lists of ints: their repr is json.dumps's text, made at C speed
+        text = repr(samples) if _int_lists(samples) else dumps(samples)
         parts += [", " if n else "", '{"type": "sampled", "name": ', dumps(name),
                   ', "unit": "seconds", "startValue": 0, "endValue": ', dumps(sum(weights)),
                   ', "samples": ', text, ', "weights": ', dumps(weights), "}"]
@@ -202,6 +203,12 @@ def render_speedscope(ctx: RenderContext) -> Files:
     if mode in ("gzip", "auto"):
         return {f"speedscope.json{SUFFIX}": gzip_later(lambda: _pieces(text + "\n"), SPEEDSCOPE_LEVEL)}
     return {"speedscope.json": text + "\n"}
+
+
+def _int_lists(samples: list[list[int]]) -> bool:
+    """Whether ``samples`` are lists of plain ints, whose ``repr`` is ``json.dumps``'s very text
+    (made at C speed; checked at C speed too: a session built by hand may hold other types)."""
+    return set(map(type, samples)) <= {list} and set(map(type, itertools.chain.from_iterable(samples))) <= {int}
 
 
 def _pieces(text: str, size: int = 1 << 20) -> Iterator[str]:

@@ -141,3 +141,13 @@ def test_speedscope_text_is_the_documents_json(make: Any) -> None:
     for limit in (None, 1):
         assert speedscope_json(s, limit) == json.dumps(speedscope_document(s, limit))
 
+
+
+def test_speedscope_text_of_samples_that_are_not_plain_int_lists() -> None:
+    # a hand-built session may hold tuples or bools: written as json.dumps writes them, not as repr
+    from dynaprof.model import FunctionRef
+    from dynaprof.render.speedscope import speedscope_document, speedscope_json
+
+    f, g = FunctionRef("f", DYN + "a.py", 1, "python"), FunctionRef("g", DYN + "a.py", 2, "python")
+    s = make_session([frame()], [Stack("0/0", 0, 1, (0, 1), [True], 1, 1.0)], [f, g])  # type: ignore[arg-type]
+    assert speedscope_json(s) == json.dumps(speedscope_document(s))
