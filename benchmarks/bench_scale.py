@@ -294,7 +294,8 @@ def main() -> None:
     ap.add_argument("--scales", default="0.125,0.25,0.5,1.0")
     ap.add_argument("--seed", type=int, metavar="N", help="time N seed-case runs instead (see above)")
     ap.add_argument("--baseline-tree", type=Path, metavar="DIR",
-                    help="time this tree and DIR (another checkout) side by side on one saved session")
+                    help="time this tree and DIR (another checkout) side by side, each on the synthetic "
+                         "session its own code saved (checked to hold the same frames and stacks)")
     ap.add_argument("--scale", type=float, default=1.0, help="with --baseline-tree: the case (default 1.0)")
     ap.add_argument("--rounds", type=int, default=3, help="with --baseline-tree: runs of each tree (default 3)")
     args = ap.parse_args()
