@@ -11,8 +11,9 @@ process's peak RSS and the sampled proportional set size of all the report's pro
     .venv/bin/python benchmarks/bench_scale.py            # all sizes, Markdown table
     .venv/bin/python benchmarks/bench_scale.py --one 1.0  # one case (used by the driver)
     .venv/bin/python benchmarks/bench_scale.py --seed 3   # render cost after the script, seed case
-    .venv/bin/python benchmarks/bench_scale.py --baseline-tree ../main-worktree --rounds 3
+    .venv/bin/python benchmarks/bench_scale.py --baseline-tree /tmp/base213 --rounds 3
                                                           # this tree against another, side by side
+                                                          # (each renders the session its own code saved)
 
 ``--seed N`` runs ``dynaprof run samples/parametrized_linear.py --both --repeat 3`` N times and
 reports, per run, the process wall, the script's own wall (the child, from session.json) and the
@@ -166,33 +167,99 @@ def one(scale: float) -> dict[str, object]:
             "total_mb": round(sum(sizes.values()) / 1e6, 1)}
 
 
+SAVE_CODE = """\
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1] + "/benchmarks")
+from bench_scale import synthetic_session
+from dynaprof.analysis.attribution import apply_attribution
+from dynaprof.model.store import save_session
+scale = float(sys.argv[2])
+session = synthetic_session(int(10_000 * scale), int(1_000_000 * scale))
+apply_attribution(session)
+save_session(session, Path(sys.argv[3]))
+"""
+
+
+def saved_by(tree: Path, scale: float, out: Path) -> None:
+    """The synthetic session of ``scale`` made and saved by ``tree``'s own code (its
+    ``benchmarks/bench_scale.py`` generator, attribution and writer, in a subprocess), so a tree
+    that reads only older schemas gets a session it can read: same seed, same sizes."""
+    out.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    subprocess.run([sys.executable, "-c", SAVE_CODE, str(tree), str(scale), str(out)], cwd=tree, env=env, check=True)
+
+
+def session_facts(folder: Path) -> dict[str, object]:
+    """What must be the same in two trees' saved sessions for their reports to do the same work:
+    the counts, and a digest of every frame's key and times, every function and every stack."""
+    import hashlib
+
+    data = json.loads((folder / "session.json").read_text())
+    samples = data["samples"]
+    digest = hashlib.sha256()
+    for f in data["frames"]:
+        digest.update(repr((f["key"], f["start_s"], f["compile_time_s"], f["thread"])).encode())
+    for fn in data["functions"]:
+        digest.update(repr((fn["name"], fn["filename"], fn["lineno"], fn["kind"])).encode())
+    for s in samples["stacks"]:
+        digest.update(repr((s["frame"], s["attempt"], s["thread"], s["compiler"], s["traced"], s["samples"],
+                            s["seconds"])).encode())
+    distinct = {(s["frame"], s["attempt"], s["thread"], tuple(s["compiler"]), tuple(s["traced"]))
+                for s in samples["stacks"]}
+    return {"schema": data["schema_version"], "frames": len(data["frames"]), "functions": len(data["functions"]),
+            "samples": samples["count"], "stacks": len(samples["stacks"]), "distinct stacks": len(distinct),
+            "digest": digest.hexdigest()[:16], "MB": round((folder / "session.json").stat().st_size / 1e6, 1)}
+
+
 def side_by_side(scale: float, baseline: Path, rounds: int) -> None:
-    """``dynaprof report`` on one saved session with this tree and with ``baseline`` (e.g. a
-    ``git worktree`` of main), alternating which goes first, each on a fresh copy of the folder
-    (so neither finds the other's outputs); one line per run, then the medians and their ratio."""
+    """``dynaprof report`` of the synthetic session with this tree and with ``baseline`` (another
+    checkout, e.g. the issue's tree), alternating which goes first, each on a fresh copy of its
+    folder (so neither finds the other's outputs); one line per run, then the medians and ratios.
+
+    Each tree renders the session saved by its own code (``saved_by``): an older tree refuses a
+    newer schema. The two sessions hold the same frames, functions and stacks (checked, digest
+    included, before anything is timed); the newer schema adds fields, so the work is the same."""
     trees = {"this tree": ROOT, "baseline": baseline.resolve()}
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as d:
-        saved = Path(d) / "saved"
-        saved.mkdir()
-        stacks = saved_case(scale, saved)
-        print(f"{int(10_000 * scale):,} frames, {int(1_000_000 * scale):,} samples, {stacks:,} stacks", file=sys.stderr)
+        saved = {name: Path(d) / f"saved-{n}" for n, name in enumerate(trees)}
+        for name, tree in trees.items():
+            saved_by(tree, scale, saved[name])
+        facts = {name: session_facts(saved[name]) for name in trees}
+        for name, f in facts.items():
+            print(f"{name} session: " + ", ".join(f"{k} {v}" for k, v in f.items()), file=sys.stderr)
+        differ = [k for k in ("frames", "functions", "samples", "stacks", "distinct stacks", "digest")
+                if facts["this tree"][k] != facts["baseline"][k]]
+        if differ:
+            raise SystemExit(f"the two sessions differ in {', '.join(differ)}: not a like-for-like measure")
         for r in range(rounds):
             order = list(trees) if r % 2 == 0 else list(reversed(trees))
             for name in order:
                 folder = Path(d) / f"run-{r}-{name.replace(' ', '-')}"
-                shutil.copytree(saved, folder)
+                shutil.copytree(saved[name], folder)
+                loads.append(os.getloadavg()[0])
                 m = report_once(folder, trees[name])
                 runs[name].append(m)
                 print(f"round {r + 1} {name}: {m['wall_s']:.1f} s wall, {m['cpu_s']:.1f} s CPU, "
-                      f"{m['peak_mib']:.0f} MiB", file=sys.stderr)
+                      f"{m['peak_mib']:.0f} MiB (load {loads[-1]:.1f})", file=sys.stderr)
                 shutil.rmtree(folder)
+    loads.append(os.getloadavg()[0])
     med = {name: {k: statistics.median(m[k] for m in ms) for k in ms[0]} for name, ms in runs.items()}
-    print("| tree | `dynaprof report` wall (median) | CPU (median) | peak memory (median) | runs |")
-    print("|---|---|---|---|---|")
+    f = facts["this tree"]
+    print(f"{f['frames']:,} frames, {f['samples']:,} samples, {f['distinct stacks']:,} distinct stacks "
+          f"(digest {f['digest']}); session.json: this tree {f['MB']} MB (schema {f['schema']}), "
+          f"baseline {facts['baseline']['MB']} MB (schema {facts['baseline']['schema']}); "
+          f"load average (1 min) {min(loads):.1f}-{max(loads):.1f}\n")
+    print("| tree | wall (median) | CPU, process + children (median) | peak memory (max) | wall, rounds "
+          "| CPU, rounds |")
+    print("|---|---|---|---|---|---|")
     for name, m in med.items():
         walls = ", ".join(f"{x['wall_s']:.1f}" for x in runs[name])
-        print(f"| {name} | {m['wall_s']:.1f} s | {m['cpu_s']:.1f} s | {m['peak_mib']:.0f} MiB | {walls} s |")
+        cpus = ", ".join(f"{x['cpu_s']:.1f}" for x in runs[name])
+        peak = max(x["peak_mib"] for x in runs[name])
+        print(f"| {name} | {m['wall_s']:.1f} s | {m['cpu_s']:.1f} s | {peak:.0f} MiB | {walls} s | {cpus} s |")
     print(f"\nbaseline / this tree: wall {med['baseline']['wall_s'] / med['this tree']['wall_s']:.2f}x, "
           f"CPU {med['baseline']['cpu_s'] / med['this tree']['cpu_s']:.2f}x")
 
@@ -227,7 +294,8 @@ def main() -> None:
     ap.add_argument("--scales", default="0.125,0.25,0.5,1.0")
     ap.add_argument("--seed", type=int, metavar="N", help="time N seed-case runs instead (see above)")
     ap.add_argument("--baseline-tree", type=Path, metavar="DIR",
-                    help="time this tree and DIR (another checkout) side by side on one saved session")
+                    help="time this tree and DIR (another checkout) side by side, each on the synthetic "
+                         "session its own code saved (checked to hold the same frames and stacks)")
     ap.add_argument("--scale", type=float, default=1.0, help="with --baseline-tree: the case (default 1.0)")
     ap.add_argument("--rounds", type=int, default=3, help="with --baseline-tree: runs of each tree (default 3)")
     args = ap.parse_args()

@@ -86,3 +86,16 @@ class Derived:
                 if st.frame is not None:
                     index.setdefault(st.frame, []).append(i)
         return index
+
+    @cached_property
+    def frame_seconds(self) -> dict[str, float]:
+        """Sampled seconds per frame key, summed in stack order (``stacks.frames_with_samples``,
+        asked a few times a render)."""
+        stacks = self.session.samples.stacks if self.session.samples is not None else []
+        return {k: sum(stacks[i].seconds for i in idx) for k, idx in self.by_frame.items()}
+
+    @cached_property
+    def sampled_frames(self) -> list[str]:
+        """Keys of the frames with sampled time, in session order (``stacks.frames_with_samples``)."""
+        seconds = self.frame_seconds
+        return [f.key for f in self.session.frames if seconds.get(f.key, 0.0) > 0]

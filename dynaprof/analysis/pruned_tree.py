@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate
 
 from dynaprof.analysis.derived import Derived
+from dynaprof.analysis.paths import group_end, sort_by_path
 from dynaprof.analysis.stacks import (
     NO_COMPILER_STACK,
     SYNTHETIC,
@@ -79,7 +80,8 @@ def build_pruned_tree(
         ids = st.compiler if view == "compiler" else st.traced
         path = tuple(ids) if ids else tuple(synth(name) for name in empty_stack_names(view, cat))
         rows.append((path, st.seconds, st.samples, cat))
-    rows.sort(key=lambda r: r[0])
+    order, sorted_keys = sort_by_path([r[0] for r in rows])
+    rows = [rows[i] for i in order]  # sorted by path, stable
     synth_keys = {v: _synthetic(k) for k, v in synthetic.items()}
     functions = session.functions
     # a function's key made only for the nodes drawn, not for all of them on each of ~60 graphs
@@ -89,8 +91,14 @@ def build_pruned_tree(
     cum_s: list[float] = list(accumulate([r[1] for r in rows], initial=0.0))
     cum_n: list[int] = list(accumulate([r[2] for r in rows], initial=0))
     cum_c: dict[str, list[float]] = {}
-    for cat in {r[3] for r in rows}:
-        cum_c[cat] = list(accumulate([r[1] if r[3] == cat else 0.0 for r in rows], initial=0.0))
+    at: dict[str, list[int]] = {}
+    for j, r in enumerate(rows):
+        at.setdefault(r[3], []).append(j)
+    for cat in {r[3] for r in rows}:  # each category's seconds at its rows, 0.0 elsewhere
+        column = [0.0] * n
+        for j in at[cat]:
+            column[j] = rows[j][1]
+        cum_c[cat] = list(accumulate(column, initial=0.0))
 
     def fill(node: StackNode, lo: int, hi: int) -> None:
         node.seconds = cum_s[hi] - cum_s[lo]
@@ -113,7 +121,9 @@ def build_pruned_tree(
         small: list[tuple[int, int]] = []  # row ranges of the children too narrow to draw
         while j < hi:
             head = rows[j][0][depth]
-            end = bisect_right(rows, (*rows[j][0][:depth], head), lo=j, hi=hi, key=lambda r: r[0][: depth + 1])
+            end = group_end(sorted_keys, j, hi, depth) if sorted_keys is not None else None
+            if end is None:
+                end = bisect_right(rows, (*rows[j][0][:depth], head), lo=j, hi=hi, key=lambda r: r[0][: depth + 1])
             weight = cum_s[end] - cum_s[j]
             if weight >= threshold and weight > 0 and (not gather or cum_n[end] - cum_n[j] >= MIN_SAMPLES):
                 child = node.child(synth_keys[head] if head < 0 else key_of(head))

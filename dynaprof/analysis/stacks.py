@@ -297,9 +297,9 @@ def frames_with_samples(session: Session, limit: int | None = None, derived: Der
     render's, whose stacks per frame are then not worked out again."""
     if session.samples is None:
         return []
-    stacks = session.samples.stacks
-    seconds = {k: sum(stacks[i].seconds for i in idx) for k, idx in stacks_by_frame(session, derived).items()}
-    keys = [f.key for f in session.frames if seconds.get(f.key, 0.0) > 0]
+    d = derived or Derived(session)
+    seconds = d.frame_seconds
+    keys = list(d.sampled_frames)
     if limit is not None and len(keys) > limit:
         keep = set(sorted(keys, key=lambda k: -seconds[k])[:limit])
         keys = [k for k in keys if k in keep]

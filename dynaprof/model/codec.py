@@ -27,6 +27,8 @@ class DecodeError(ValueError):
 
 
 _ATOMS = (str, int, bool, type(None))
+_STR = frozenset({str})
+_FLOAT = frozenset({float})
 
 
 @cache
@@ -148,6 +150,17 @@ def _compiled(tp: Any) -> Decoder:
     if origin is dict:
         key_tp, val_tp = typing.get_args(tp)
         d_key, d_val = _compiled(key_tp), _compiled(val_tp)
+        if key_tp is str and val_tp is float:  # seconds per name: every frame has a few
+
+            def str_floats(v: Any) -> Any:
+                if type(v) is not dict or not set(map(type, v)) <= _STR:
+                    raise _Bad
+                values = v.values()
+                if set(map(type, values)) <= _FLOAT and all(map(math.isfinite, values)):
+                    return dict(v)  # the usual case, checked without a call per value
+                return {k: d_val(x) for k, x in v.items()}
+
+            return str_floats
 
         def mapping(v: Any) -> Any:
             if type(v) is not dict:
@@ -213,24 +226,43 @@ def _check(tp: Any, ns: dict[str, Any]) -> list[str]:
 def _dataclass_decoder(tp: type) -> Decoder:
     """A decoder for dataclass ``tp``, written out as Python source and compiled once: the same
     checks as the generic decoders, without their calls (a session.json holds a few hundred
-    thousand objects)."""
+    thousand objects). The leading required fields are passed by position, the rest by keyword;
+    a missing required key is the ``KeyError`` of reading it."""
     hints = _hints(tp)
     ns: dict[str, Any] = {"_Bad": _Bad, "_tp": tp, "_isfinite": math.isfinite, "_to_float": _to_float,
                           "_INT": frozenset({int})}
-    lines = ["def decode(v):", "    if type(v) is not dict: raise _Bad", "    kw = {}"]
+    lines = ["def decode(v):", "  try:", "    if type(v) is not dict: raise _Bad", "    kw = {}"]
+    positional: list[str] = []
     for f in dataclasses.fields(tp):
         key = repr(f.name)
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            lines += [f"    if {key} not in v: raise _Bad", f"    x = v[{key}]"]
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        if required:
+            lines.append(f"    x = v[{key}]")
             pad = "    "
         else:
             lines += [f"    if {key} in v:", f"        x = v[{key}]"]
             pad = "        "
         lines += [pad + line for line in _check(hints[f.name], ns)]
-        lines.append(f"{pad}kw[{key}] = x")
-    lines.append("    return _tp(**kw)")
+        if required and not f.kw_only and not _kw_started(tp, f):
+            positional.append(f"p{len(positional)}")
+            lines.append(f"{pad}{positional[-1]} = x")
+        else:
+            lines.append(f"{pad}kw[{key}] = x")
+    lines += [f"    return _tp({''.join(a + ', ' for a in positional)}**kw)", "  except KeyError:",
+              "    raise _Bad from None"]
     exec(compile("\n".join(lines), f"<decoder of {tp.__qualname__}>", "exec"), ns)  # our own source, no input
     return typing.cast(Decoder, ns["decode"])
+
+
+def _kw_started(tp: type, field: dataclasses.Field[Any]) -> bool:
+    """Whether a field before ``field`` in ``tp`` is passed by keyword (has a default or is
+    keyword-only): from there on every field is."""
+    for f in dataclasses.fields(tp):
+        if f is field:
+            return False
+        if f.kw_only or f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            return True
+    return False
 
 
 def _key_path(path: str, key: object) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import itertools
 import json
 import os
 import tempfile
@@ -177,17 +176,14 @@ def _session_from_text(text: str, where: str) -> Session:
 
 def _in_range(stacks: list[Stack], n: int) -> bool:
     """Whether every stack's function indices are in range (compiler and traced: 0 .. n-1;
-    spans and cause: -1 .. n-1), by min and max over them all (no list is made)."""
-    chain = itertools.chain.from_iterable
-
-    def funcs() -> Iterator[int]:
-        return itertools.chain(chain(st.compiler for st in stacks), chain(st.traced for st in stacks))
-
-    def marks() -> Iterator[int]:
-        return itertools.chain(chain(st.spans for st in stacks), (st.cause for st in stacks))
-
-    return min(funcs(), default=0) >= 0 and max(funcs(), default=0) < n and min(marks(), default=0) >= -1 \
-        and max(marks(), default=-1) < n
+    spans and cause: -1 .. n-1), by the min and max of each list: one C call per list, none
+    per index, and no list of all the indices is made."""
+    funcs = [x for st in stacks for x in (st.compiler, st.traced) if x]
+    spans = [st.spans for st in stacks if st.spans]
+    causes = [st.cause for st in stacks]
+    return (min(map(min, funcs), default=0) >= 0 and max(map(max, funcs), default=0) < n
+            and min(map(min, spans), default=0) >= -1 and max(map(max, spans), default=-1) < n
+            and min(causes, default=0) >= -1 and max(causes, default=-1) < n)
 
 
 def _check_references(session: Session, where: str) -> None:

@@ -9,11 +9,13 @@ speedscope's "Time Order" view is not chronological); weights are seconds (``uni
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from dynaprof.analysis.derived import Derived
+from dynaprof.analysis.paths import path_keys
 from dynaprof.analysis.stacks import (
     SYNTHETIC,
     StackNode,
@@ -85,11 +87,12 @@ def _tree_samples(root: StackNode, frames: _Frames) -> tuple[list[list[int]], li
 
 def _stack_samples(
     session: Session, view: View, frame: str | None, d: Derived, frames: _Frames, ids: Sequence[int],
-    mapped: dict[View, list[tuple[int, ...]]],
-) -> tuple[list[tuple[int, ...]], list[float]]:
+    mapped: dict[View, tuple[list[list[int]], list[Any]]],
+) -> tuple[list[list[int]], list[float]]:
     """One speedscope sample per distinct stack, straight from the session (no tree), merged
     by identical path and in sorted order so the file is deterministic. ``ids``: speedscope frame
-    index of each session function; ``mapped``: each stack's path in those indices, per view,
+    index of each session function; ``mapped``: each stack's path in those indices and its sort
+    key (``analysis.paths.path_keys``: equal where the paths are, ordered as they are), per view,
     made on first use and shared by the run's profile and every compile's (an empty path: the
     stack has no frames of the view)."""
     stacks = session.samples.stacks if session.samples is not None else []
@@ -97,53 +100,97 @@ def _stack_samples(
     cats = d.categories if stacks else []
     if view not in mapped:
         if list(ids) == list(range(len(ids))):  # the usual case: each function is its own frame
-            mapped[view] = [tuple(st.compiler if view == "compiler" else st.traced) for st in stacks]
+            paths = [st.compiler if view == "compiler" else st.traced for st in stacks]
         else:
             frame_of = ids.__getitem__
-            mapped[view] = [tuple(map(frame_of, st.compiler if view == "compiler" else st.traced)) for st in stacks]
-    paths = mapped[view]
-    agg: dict[tuple[int, ...], float] = {}
-    for i in indices:
-        path = paths[i]
-        if not path:
-            path = tuple(frames(StackNode(name, kind=SYNTHETIC)) for name in empty_stack_names(view, cats[i]))
-        agg[path] = agg.get(path, 0.0) + stacks[i].seconds
-    items = sorted(agg.items())
-    return [p for p, _ in items], [w for _, w in items]  # tuples: JSON arrays all the same
+            paths = [list(map(frame_of, st.compiler if view == "compiler" else st.traced)) for st in stacks]
+        mapped[view] = (paths, path_keys(paths) or [tuple(p) for p in paths])
+    paths, keys = mapped[view]
+    chosen = list(indices)
+    chosen_paths = [paths[i] for i in chosen]
+    chosen_keys = [keys[i] for i in chosen]
+    for j, path in enumerate(chosen_paths):
+        if not path:  # no frames of the view: its synthetic frames stand for them
+            path = chosen_paths[j] = [frames(StackNode(name, kind=SYNTHETIC))
+                                      for name in empty_stack_names(view, cats[chosen[j]])]
+            packed = path_keys([path]) if type(chosen_keys[j]) is bytes else None  # keys of one kind
+            chosen_keys[j] = packed[0] if packed is not None else tuple(path)
+    # by path (the keys sort as the paths do; stable: equal paths merge in stack order)
+    order = sorted(range(len(chosen)), key=chosen_keys.__getitem__)
+    samples: list[list[int]] = []
+    weights: list[float] = []
+    last: Any = None
+    for j in order:
+        key = chosen_keys[j]
+        if weights and key == last:
+            weights[-1] += stacks[chosen[j]].seconds
+        else:
+            samples.append(chosen_paths[j])
+            weights.append(0.0 + stacks[chosen[j]].seconds)
+            last = key
+    return samples, weights
+
+
+Profile = tuple[str, list[list[int]], list[float]]
+
+
+def _document_parts(
+    session: Session, max_frames: int | None, derived: Derived | None
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[Profile]]:
+    """The speedscope file's head (before "shared"), its frame table and its profiles, each
+    (name, samples, weights)."""
+    frames = _Frames()
+    d = derived or Derived(session)
+    ids = [frames(StackNode(f.name, f.filename, f.lineno, f.kind)) for f in session.functions]
+    profiles: list[Profile] = []
+    mapped: dict[View, tuple[list[list[int]], list[Any]]] = {}
+    sampled_views: tuple[View, ...] = ("compiler", "traced")
+    for view in sampled_views:
+        profiles.append((f"all compiles: {_VIEW_NAMES[view]}",
+                         *_stack_samples(session, view, None, d, frames, ids, mapped)))
+    if session.inline_profile:
+        tree = build_tree(session, "inline", derived=d)
+        profiles.append((f"all compiles: {_VIEW_NAMES['inline']}", *_tree_samples(tree, frames)))
+    keys = frames_with_samples(session, max_frames, d)
+    if len(keys) > 1:
+        for key in keys:
+            label = clean_text(root_label(session, key).name)
+            for view in sampled_views:
+                profiles.append((f"compile {label}: {_VIEW_NAMES[view]}",
+                                 *_stack_samples(session, view, key, d, frames, ids, mapped)))
+    target = clean_text(session.run.target) or "run"
+    head = {
+        "$schema": SCHEMA_URL,
+        "name": f"dynaprof: {target}",
+        "exporter": f"dynaprof {session.run.dynaprof_version}",
+        "activeProfileIndex": 0,
+    }
+    return head, frames.frames, profiles
 
 
 def speedscope_document(
     session: Session, max_frames: int | None = None, derived: Derived | None = None
 ) -> dict[str, Any]:
     """The speedscope file as a JSON-ready dict."""
-    frames = _Frames()
-    d = derived or Derived(session)
-    ids = [frames(StackNode(f.name, f.filename, f.lineno, f.kind)) for f in session.functions]
-    profiles: list[dict[str, Any]] = []
-    mapped: dict[View, list[tuple[int, ...]]] = {}
-    sampled_views: tuple[View, ...] = ("compiler", "traced")
-    for view in sampled_views:
-        samples, weights = _stack_samples(session, view, None, d, frames, ids, mapped)
-        profiles.append(_profile(f"all compiles: {_VIEW_NAMES[view]}", samples, weights))
-    if session.inline_profile:
-        tree = build_tree(session, "inline", derived=d)
-        profiles.append(_profile(f"all compiles: {_VIEW_NAMES['inline']}", *_tree_samples(tree, frames)))
-    keys = frames_with_samples(session, max_frames, d)
-    if len(keys) > 1:
-        for key in keys:
-            label = clean_text(root_label(session, key).name)
-            for view in sampled_views:
-                samples, weights = _stack_samples(session, view, key, d, frames, ids, mapped)
-                profiles.append(_profile(f"compile {label}: {_VIEW_NAMES[view]}", samples, weights))
-    target = clean_text(session.run.target) or "run"
-    return {
-        "$schema": SCHEMA_URL,
-        "name": f"dynaprof: {target}",
-        "exporter": f"dynaprof {session.run.dynaprof_version}",
-        "activeProfileIndex": 0,
-        "shared": {"frames": frames.frames},
-        "profiles": profiles,
-    }
+    head, frames, profiles = _document_parts(session, max_frames, derived)
+    return {**head, "shared": {"frames": frames}, "profiles": [_profile(*p) for p in profiles]}
+
+
+def speedscope_json(session: Session, max_frames: int | None = None, derived: Derived | None = None) -> str:
+    """``json.dumps(speedscope_document(...))``, the same text, with the samples (every stack's
+    path: millions of indices in a big session) written as their ``repr`` (lists of ints: the
+    encoder's text) instead of through the encoder; the rest goes through ``json.dumps`` piece
+    by piece."""
+    head, frames, profiles = _document_parts(session, max_frames, derived)
+    dumps = json.dumps
+    parts = [dumps(head)[:-1], ', "shared": {"frames": ', dumps(frames), '}, "profiles": [']
+    for n, (name, samples, weights) in enumerate(profiles):
+        text = repr(samples) if _int_lists(samples) else dumps(samples)
+        parts += [", " if n else "", '{"type": "sampled", "name": ', dumps(name),
+                  ', "unit": "seconds", "startValue": 0, "endValue": ', dumps(sum(weights)),
+                  ', "samples": ', text, ', "weights": ', dumps(weights), "}"]
+    parts.append("]}")
+    return "".join(parts)
 
 
 def render_speedscope(ctx: RenderContext) -> Files:
@@ -152,11 +199,16 @@ def render_speedscope(ctx: RenderContext) -> Files:
     mode = ctx.options.exports
     if mode == "none":
         return {}
-    document = speedscope_document(ctx.session, ctx.options.max_frame_graphs, ctx.derived)
-    text = json.dumps(document, indent=None, sort_keys=False)
+    text = speedscope_json(ctx.session, ctx.options.max_frame_graphs, ctx.derived)
     if mode in ("gzip", "auto"):
         return {f"speedscope.json{SUFFIX}": gzip_later(lambda: _pieces(text + "\n"), SPEEDSCOPE_LEVEL)}
     return {"speedscope.json": text + "\n"}
+
+
+def _int_lists(samples: list[list[int]]) -> bool:
+    """Whether ``samples`` are lists of plain ints, whose ``repr`` is ``json.dumps``'s very text
+    (made at C speed; checked at C speed too: a session built by hand may hold other types)."""
+    return set(map(type, samples)) <= {list} and set(map(type, itertools.chain.from_iterable(samples))) <= {int}
 
 
 def _pieces(text: str, size: int = 1 << 20) -> Iterator[str]:

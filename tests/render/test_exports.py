@@ -128,3 +128,26 @@ def test_speedscope_paths_go_through_the_shared_frame_table_when_functions_share
     assert doc["profiles"][0]["samples"] == [[0, 1, 0]]
     plain = make_session([frame()], [Stack("0/0", 0, 1, [1, 0], [], 1, 1.0)], [f, g])
     assert load_speedscope(plain)["profiles"][0]["samples"] == [[1, 0]]
+
+
+@pytest.mark.parametrize("make", [seed_session, multi_session, lambda: seed_session(with_samples=False)])
+def test_speedscope_text_is_the_documents_json(make: Any) -> None:
+    # the renderer writes the samples as their repr, the rest piece by piece: the same bytes as
+    # json.dumps of the whole document
+    from dynaprof.render.speedscope import speedscope_document, speedscope_json
+
+    s = make()
+    s.run.target = "caf\u00e9 \"x\"\n.py"  # escaped, not ASCII
+    for limit in (None, 1):
+        assert speedscope_json(s, limit) == json.dumps(speedscope_document(s, limit))
+
+
+
+def test_speedscope_text_of_samples_that_are_not_plain_int_lists() -> None:
+    # a hand-built session may hold tuples or bools: written as json.dumps writes them, not as repr
+    from dynaprof.model import FunctionRef
+    from dynaprof.render.speedscope import speedscope_document, speedscope_json
+
+    f, g = FunctionRef("f", DYN + "a.py", 1, "python"), FunctionRef("g", DYN + "a.py", 2, "python")
+    s = make_session([frame()], [Stack("0/0", 0, 1, (0, 1), [True], 1, 1.0)], [f, g])  # type: ignore[arg-type]
+    assert speedscope_json(s) == json.dumps(speedscope_document(s))

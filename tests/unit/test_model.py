@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -179,3 +180,27 @@ def test_a_collector_pause_leaves_objects_someone_froze_frozen() -> None:
         assert gc.get_freeze_count() == frozen > 0
     finally:
         gc.unfreeze()
+
+
+@dataclasses.dataclass
+class _Mixed:
+    a: int
+    b: str | None
+    c: dict[str, float] = dataclasses.field(default_factory=dict)
+    d: list[int] = dataclasses.field(default_factory=list)
+    e: int = dataclasses.field(default=0, kw_only=True)
+    f: float = dataclasses.field(kw_only=True, default=1.5)
+
+
+def test_compiled_decoder_passes_leading_fields_by_position_and_the_rest_by_keyword() -> None:
+    from dynaprof.model.codec import DecodeError, from_json
+
+    got = from_json(_Mixed, {"a": 1, "b": None, "c": {"x": 2, "y": 0.5}, "e": 3, "f": 2, "z": "ignored"})
+    assert got == _Mixed(1, None, {"x": 2.0, "y": 0.5}, e=3, f=2.0)
+    assert type(got.c["x"]) is float and type(got.f) is float
+    assert from_json(_Mixed, {"a": 1, "b": "s"}) == _Mixed(1, "s")
+    with pytest.raises(DecodeError, match=r"^b: missing"):
+        from_json(_Mixed, {"a": 1})
+    for bad, where in (({"x": float("nan")}, r"c\.x"), ({"x": True}, r"c\.x"), ({"x": "1"}, r"c\.x")):
+        with pytest.raises(DecodeError, match=where):
+            from_json(_Mixed, {"a": 1, "b": None, "c": bad})
