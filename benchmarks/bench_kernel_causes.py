@@ -104,7 +104,21 @@ def _counterfactual(s: Session) -> str:
             f"{cf.compile_s:.2f} s, {cf.kernels} kernels")
 
 
-def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, counterfactual: bool = False) -> list[str]:
+def phase_rows(label: str, p: Session, q: Session) -> list[str]:
+    """Where a pair's difference is, phase by phase: parametrized, plain, their difference and the
+    parametrization's seconds in that phase (``--phases``)."""
+    mp, mq = (p.axes.matrix if p.axes else {}), (q.axes.matrix if q.axes else {})
+    out = []
+    for phase in sorted(set(mp) | set(mq)):
+        a, b = sum(mp.get(phase, {}).values()), sum(mq.get(phase, {}).values())
+        par = mp.get(phase, {}).get("parametrization", 0.0)
+        if max(a, b) >= 0.05:
+            out.append(f"| {label} | {phase} | {a:.2f} s | {b:.2f} s | {a - b:+.2f} s | {par:.2f} s |")
+    return out
+
+
+def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, counterfactual: bool = False,
+             phases: list[str] | None = None) -> list[str]:
     rows = ["| model | threads | round | parametrized | plain | difference | causes.parametrization | ratio "
             "| toolchain setup (param / plain) | ratio, toolchain excluded | unmeasured waits |"
             + (" counterfactual: kernels only with it |" if counterfactual else ""),
@@ -148,6 +162,8 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, coun
                             f"| {_ratio(ratio_ex)} | {unmeasured:.2f} s |"
                             + (f" {_counterfactual(p)} |" if counterfactual else ""))
                 verdicts[f"{model}, {th} threads"] = hottest(p)
+                if phases is not None:
+                    phases += phase_rows(f"{model}, {th}, round {r + 1}", p, q)
                 print(rows[-1], file=sys.stderr, flush=True)
             if ratios:
                 rows.append(f"| {model} | {th} | median | | | | | **{_median(ratios)}** | "
@@ -179,6 +195,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--device", default="cpu", help="the seed sample's device (cpu, cuda)")
     ap.add_argument("--no-plain-models", action="store_true", help="skip the whole-graph check (resnet18)")
+    ap.add_argument("--phases", action="store_true", help="also a table of each pair's phases")
     ap.add_argument("--counterfactual", action="store_true",
                     help="profile the parametrized runs with dynaprof run --counterfactual")
     args = ap.parse_args()
@@ -187,7 +204,11 @@ def main() -> None:
         cmd[cmd.index("--device") + 1] = args.device
     with tempfile.TemporaryDirectory(prefix="dynaprof-kernel-causes-") as d:
         tmp = Path(d)
-        out = accuracy(args.models.split(","), threads, args.rounds, tmp, args.counterfactual)
+        phases: list[str] | None = [] if args.phases else None
+        out = accuracy(args.models.split(","), threads, args.rounds, tmp, args.counterfactual, phases)
+        if phases:
+            out += ["", "| pair | phase | parametrized | plain | difference | parametrization |",
+                    "|---|---|---|---|---|---|", *phases]
         if not args.no_plain_models:
             out += ["", *whole_graph(threads, tmp)]
     print("\n".join(out))
