@@ -185,7 +185,7 @@ def _toolchain(session: Session, total: float) -> Finding | None:
         secs if shared else secs * 0.5,  # shared, it is no cause's: this finding is the only one to say it
         f"the first C++ kernel in this process paid {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile) of "
         f"one-time toolchain setup (vector-ISA probe, precompiled header), {whose}; later runs on this machine "
-        "reuse the header from torchinductor_<user>/precompiled_headers in the temp dir (TMPDIR; "
+        "reuse the header from torchinductor_$USER/precompiled_headers in the temp dir (TMPDIR; "
         "TORCHINDUCTOR_CACHE_DIR does not move it)",
     )
 
