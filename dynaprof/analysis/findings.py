@@ -226,8 +226,8 @@ def _counterfactual(session: Session, total: float) -> Finding | None:
         0.0,  # a measured comparison beside the causes, never the verdict
         f"with its {fmt.plural(len(cf.folded), 'parametrization')} folded (a second run, cold caches), the script "
         f"compiled in {fmt.seconds(cf.compile_s)} against {fmt.seconds(total)} here" + setup
-        + (f", {fmt.plural(cf.kernels, 'Inductor kernel')} against {cf.kernels_here}" if cf.kernels_here or cf.kernels
-           else "")
+        + (f", {fmt.plural(cf.kernels, 'Inductor kernel')} against {cf.kernels_here}"
+           if cf.kernels_here is not None and (cf.kernels_here or cf.kernels) else "")
         + extra + " (one run each: their difference is as noisy as two runs)",
     )
 

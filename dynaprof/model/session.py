@@ -510,7 +510,7 @@ class Counterfactual:
     #: this run's fused kernels with no counterpart there, given to the parametrization whole
     extra_kernels: int = 0
     extra_kernel_s: float = 0.0  # their build seconds
-    kernels_here: int = 0  # Inductor kernels this run defined, counted as ``kernels`` is
+    kernels_here: int | None = None  # Inductor kernels this run defined, counted as ``kernels`` is
     #: that run's sampled toolchain setup (Inductor's one-time C++ work; its precompiled header
     #: outlives a process), so the two runs compare without it; None: not sampled
     toolchain_s: float | None = None
