@@ -190,3 +190,20 @@ def test_a_fused_kernels_part_does_not_nest_in_the_verdicts_via_list() -> None:
     apply_attribution(s)
     verdict = hottest(s)
     assert "_WeightNorm)" in verdict and "fused with" not in verdict and len(verdict) <= 200
+
+
+def test_the_counterfactual_run_is_compared_apart_from_toolchain_setup_and_always_said() -> None:
+    from dynaprof.model.session import Counterfactual
+
+    s = seed_session()
+    assert not [f for f in findings(s) if f.key == "counterfactual"]  # no second run, nothing said
+    s.counterfactual = Counterfactual(["Linear.weight via _WeightNorm"] * 3, 1.5, 13, 0, extra_kernels=2,
+                                      extra_kernel_s=1.2, kernels_here=17, toolchain_s=None)
+    (f,) = [f for f in findings(s) if f.key == "counterfactual"]
+    assert "with its 3 parametrizations folded" in f.text and "1.50 s against" in f.text
+    assert "13 Inductor kernels against 17" in f.text and "2 kernels that fuse" in f.text
+    assert "without the one-time toolchain setup" not in f.text  # the folded run's is unknown here
+    assert f.seconds == 0.0  # a comparison beside the causes, never the verdict
+    s.counterfactual.kernels_here = None  # a session written before it was counted
+    (f,) = [f for f in findings(s) if f.key == "counterfactual"]
+    assert "against 17" not in f.text and "Inductor kernels" not in f.text
