@@ -1,10 +1,10 @@
 """``dynaprof run --counterfactual``: the script once more, every parametrization folded.
 
 The second run is the user's script in a process of its own, with cold compiler caches, its
-output kept out of the user's terminal (in ``counterfactual.log`` beside the session while it
-runs), and the fold hook installed (``capture.hooks.fold``). What it built is compared with the
-profiled run's kernels when that run is assembled (``ingest.kernel_match``); its journal is
-removed after, its figures kept in ``Session.counterfactual``.
+output kept out of the user's terminal (in ``counterfactual/output.log`` in the run folder while
+it runs: its last line is said if it fails), and the fold hook installed (``capture.hooks.fold``).
+What it built is compared with the profiled run's kernels when that run is assembled
+(``ingest.kernel_match``); its folder is removed after, its figures kept in ``Session.counterfactual``.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import shutil
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,9 +55,18 @@ REPEATS_DIR = "repeats"
 CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TMPDIR")
 
 
-def cold_caches() -> dict[str, str]:
-    """A fresh, empty folder for each compiler cache (removed after the run)."""
-    return {name: tempfile.mkdtemp(prefix=f"dynaprof-{name.split('_')[0].lower()}-") for name in CACHE_ENV}
+@contextlib.contextmanager
+def cold_caches(cold: bool = True) -> Iterator[dict[str, str]]:
+    """A fresh, empty folder for each compiler cache (``CACHE_ENV`` name -> folder), removed on
+    exit; none where not ``cold`` (the user's caches)."""
+    folders: dict[str, str] = {}
+    if cold:
+        folders = {name: tempfile.mkdtemp(prefix=f"dynaprof-{name.split('_')[0].lower()}-") for name in CACHE_ENV}
+    try:
+        yield folders
+    finally:
+        for folder in folders.values():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 class RunCommand:
@@ -153,27 +163,21 @@ class RunCommand:
                 from dynaprof.capture.pyspy import PySpy
 
                 pyspy = PySpy(run_dir, args.rate, args.native)
-            caches = cold_caches() if args.repeat > 1 and not args.warm else {}
             progress = follow_progress(journal, args.quiet or rank is not None)
             try:
-                result = launch(cfg, on_started=pyspy.attach if pyspy else None, progress=progress,
-                                extra_env=caches)
+                with cold_caches(args.repeat > 1 and not args.warm) as caches:
+                    result = launch(cfg, on_started=pyspy.attach if pyspy else None, progress=progress,
+                                    extra_env=caches)
             finally:
                 if progress is not None:
                     progress.stop()
-                for folder in caches.values():
-                    shutil.rmtree(folder, ignore_errors=True)
             notes = pyspy.finish() if pyspy else []
             plain = None
             if args.counterfactual and result.exit_status == 0 and result.signal is None:
                 from dynaprof.cli.counterfactual import run_plain
 
-                caches = cold_caches()
-                try:
-                    plain = run_plain(cfg, run_dir, caches, args.quiet)
-                finally:
-                    for folder in caches.values():
-                        shutil.rmtree(folder, ignore_errors=True)
+                with cold_caches() as fresh:
+                    plain = run_plain(cfg, run_dir, fresh, args.quiet)
             facts = ParentFacts(
                 command=redact_argv(["dynaprof", *args.argv]),
                 exit_status=result.exit_status,
