@@ -145,7 +145,6 @@ class _Builder:
         self.kernel_waits: list[kernel_waits.KernelWait] = []
         self.kernels: list[kernel_split.Kernel] = []
         self.folded: list[str] = []  # a counterfactual run's folded parametrizations
-        self.extra = kernel_split.Extra()
         #: frame key -> [IR nodes, kernels] summed over the graphs Inductor compiled in it
         self.work: dict[str, list[int | None]] = {}
         #: frame key -> the ops of the graphs AOT autograd handed its compilers in it, summed
@@ -496,7 +495,7 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None)
         Stack(k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), round(v[1], 9), list(k[5]), k[6])
         for k, v in sorted(b.stacks.items(), key=lambda kv: (str(kv[0][0]), -kv[1][1]))
     ]
-    stacks, b.extra = kernel_split.give_kernels(stacks, b.kernels, b.kernel_waits, b.functions, b.frames, plain)
+    stacks, extra = kernel_split.give_kernels(stacks, b.kernels, b.kernel_waits, b.functions, b.frames, plain)
     warnings += clip_samples(frames, stacks)
     for f in frames:
         if f.key in b.work:
@@ -582,8 +581,8 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None)
     session.cache_keys = b.cache_lookups.finish(frames, b.kernels, b.kernel_waits)
     if plain is not None:
         session.counterfactual = Counterfactual(
-            plain.folded, plain.compile_s, plain.count, plain.exit_status, extra_kernels=b.extra.kernels,
-            extra_kernel_s=b.extra.seconds, kernels_here=len(b.kernels), toolchain_s=plain.toolchain_s)  # fmt: skip
+            plain.folded, plain.compile_s, plain.count, plain.exit_status, extra_kernels=extra.kernels,
+            extra_kernel_s=extra.seconds, kernels_here=len(b.kernels), toolchain_s=plain.toolchain_s)  # fmt: skip
     return session
 
 

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from dynaprof.ingest import kernel_split
 from dynaprof.ingest.kernel_split import Kernel
 from dynaprof.ingest.kernel_waits import KernelWait
 from dynaprof.model.cache import marker
@@ -126,18 +127,14 @@ class JournalLookups:
 
 
 def build_seconds(kernels: Iterable[Kernel], waits: Iterable[KernelWait]) -> dict[tuple[str, str], float]:
-    """(frame key, kernel name) -> the build seconds its compile worker measured, summed over the
-    waits that gave them; only for a cause that names one kernel of its compile."""
+    """(frame key, kernel name) -> the build seconds its compile workers measured
+    (``kernel_split.build_seconds``); only for a cause that names one kernel of its compile."""
+    kernels = list(kernels)
     names: dict[int, tuple[str, str] | None] = {}
     for k in kernels:
         names[k.cause] = (k.key, k.name) if k.cause not in names else None  # a shared cause: ambiguous
-    out: dict[tuple[str, str], float] = {}
-    for w in waits:
-        for cause, seconds in w.shares:
-            kn = names.get(cause)
-            if kn is not None and kn[0] == w.key:
-                out[kn] = out.get(kn, 0.0) + seconds
-    return out
+    measured = kernel_split.build_seconds(kernels, list(waits), {})
+    return {kn: s for cause, s in measured.items() if (kn := names.get(cause)) is not None}
 
 
 class _Artifact:

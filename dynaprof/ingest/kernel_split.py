@@ -36,7 +36,7 @@ from dynaprof.ingest import kernel_waits
 from dynaprof.ingest.kernel_match import KernelUsers, PlainKernels, extra_kernels, user_keys
 from dynaprof.ingest.kernel_waits import KernelWait, add_unknown, split_stack, unknown_id
 from dynaprof.model.session import CompiledFrame, FunctionRef, Stack
-from dynaprof.model.toolchain import toolchain_frame
+from dynaprof.model.toolchain import toolchain_ids
 
 #: reference kernels used for the fit at most (evenly spread over node counts): pairs grow as n**2
 _MAX_FIT = 200
@@ -86,7 +86,7 @@ def in_process_seconds(stacks: list[Stack], kernels: list[Kernel], functions: li
     """Sampled seconds of each kernel's builder call (its cause id -> seconds), toolchain setup
     left out. Read before the waits are split, so a wait's share is not counted twice."""
     ids = {k.cause for k in kernels}
-    toolchain = frozenset(i for i, f in enumerate(functions) if toolchain_frame(f))
+    toolchain = toolchain_ids(functions)
     out: dict[int, float] = {}
     for st in stacks:
         if st.cause in ids and toolchain.isdisjoint(st.compiler):

@@ -27,7 +27,13 @@ def toolchain_frame(f: FunctionRef) -> bool:
                for needle, name in TOOLCHAIN_FRAMES)
 
 
+def toolchain_ids(functions: list[FunctionRef]) -> frozenset[int]:
+    """The function-table ids of toolchain setup frames: a stack is such setup when its compiler
+    frames meet them."""
+    return frozenset(i for i, f in enumerate(functions) if toolchain_frame(f))
+
+
 def toolchain_seconds(stacks: list[Stack], functions: list[FunctionRef]) -> float:
     """Sampled seconds of toolchain setup in ``stacks`` (the compiler frames of each)."""
-    ids = frozenset(i for i, f in enumerate(functions) if toolchain_frame(f))
+    ids = toolchain_ids(functions)
     return sum(st.seconds for st in stacks if not ids.isdisjoint(st.compiler)) if ids else 0.0
