@@ -16,9 +16,11 @@ rest. Each is said in words (``Difference.words``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from dynaprof.analysis.compare import match_frames
+from dynaprof.fmt import plural
 from dynaprof.model.cache_keys import (
     CACHE_NAMES,
     GRAPH_COMPONENTS,
@@ -284,20 +286,25 @@ def warm_start(s: Session) -> WarmStart | None:
     return WarmStart(served, len(by_frame), round(saved, 3) if any_saved else None)
 
 
-def misses_between(a: Session, b: Session) -> list[MissExplained]:
-    """Each lookup that hit in run A and missed in run B at the same place (the same frame and the
-    same cache's n-th lookup in it; a kernel code cache's n-th kernel): the components whose
-    hashes differ."""
+def paired_lookups(a: Session, b: Session, caches: tuple[str, ...]) -> Iterator[tuple[CacheLookup, CacheLookup]]:
+    """The lookups of two runs at the same place: the same frame (``match_frames``) and the same
+    cache's n-th lookup in it (for a kernel code cache, the n-th kernel looked up in the compile)."""
     pairs, _, _ = match_frames(a.frames, b.frames)
-    out: list[MissExplained] = []
     for _key, _i, fa, fb in pairs:
         la, lb = a.cache_keys.of_frame(fa.key), b.cache_keys.of_frame(fb.key)
-        for cache in KEYED + KERNEL_CACHES:  # kernels: the n-th kernel looked up in each compile
+        for cache in caches:
             ca = [lk for lk in la if lk.cache == cache]
             cb = [lk for lk in lb if lk.cache == cache]
-            for x, y in zip(ca, cb, strict=False):  # the n-th lookup of each
-                if x.outcome == "hit" and y.outcome == "miss":
-                    out.append(_explain(a.cache_keys, x, b.cache_keys, y))
+            yield from zip(ca, cb, strict=False)
+
+
+def misses_between(a: Session, b: Session) -> list[MissExplained]:
+    """Each lookup that hit in run A and missed in run B at the same place (``paired_lookups``):
+    the components whose hashes differ."""
+    out: list[MissExplained] = []
+    for x, y in paired_lookups(a, b, KEYED + KERNEL_CACHES):
+        if x.outcome == "hit" and y.outcome == "miss":
+            out.append(_explain(a.cache_keys, x, b.cache_keys, y))
     return out
 
 
@@ -319,8 +326,7 @@ class KernelCache:
     measured: int = 0  # builds with a measure
 
     def line(self) -> str:
-        n = self.kernels
-        out = f"{CACHE_NAMES.get(self.cache, self.cache)}: {self.on_disk} of {n} kernel{'' if n == 1 else 's'} on disk"
+        out = f"{CACHE_NAMES.get(self.cache, self.cache)}: {self.on_disk} of {plural(self.kernels, 'kernel')} on disk"
         if self.loaded:
             out += f", {self.loaded} already loaded by this process"
         if self.built:
@@ -373,17 +379,11 @@ class KernelsServed:
 def kernels_served(a: Session, b: Session) -> KernelsServed | None:
     """Kernel lookups that missed in A and hit in B with the same key, at the same place (the
     same frame, the n-th kernel): A's measured build seconds are what B's hits saved."""
-    pairs, _, _ = match_frames(a.frames, b.frames)
     n, secs, measured = 0, 0.0, 0
-    for _key, _i, fa, fb in pairs:
-        la, lb = a.cache_keys.of_frame(fa.key), b.cache_keys.of_frame(fb.key)
-        for cache in KERNEL_CACHES:
-            ca = [lk for lk in la if lk.cache == cache]
-            cb = [lk for lk in lb if lk.cache == cache]
-            for x, y in zip(ca, cb, strict=False):
-                if x.outcome == "miss" and y.outcome == "hit" and x.key is not None and x.key == y.key:
-                    n += 1
-                    if x.built_s is not None:
-                        secs += x.built_s
-                        measured += 1
+    for x, y in paired_lookups(a, b, KERNEL_CACHES):
+        if x.outcome == "miss" and y.outcome == "hit" and x.key is not None and x.key == y.key:
+            n += 1
+            if x.built_s is not None:
+                secs += x.built_s
+                measured += 1
     return KernelsServed(n, round(secs, 3), measured) if n else None
