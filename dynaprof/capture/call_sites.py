@@ -4,20 +4,16 @@ reference to either."""
 
 from __future__ import annotations
 
-import os
 import sys
 import types
 from typing import Any
 
-#: dynaprof's own package folder, as given and resolved: its frames are not the user's. By
-#: location, not by a folder name: a user's checkout of this repository is itself a ``dynaprof/``
-_OWN = tuple({p.replace("\\", "/") + "/" for p in (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                                  os.path.dirname(os.path.dirname(os.path.realpath(__file__))))})
+from dynaprof.capture.own_code import own_file
 
 
 def _user_frame(filename: str) -> bool:
     f = filename.replace("\\", "/")
-    return not ("/torch/" in f or f.startswith(_OWN) or f.startswith("<frozen") or "/runpy.py" in f)
+    return not ("/torch/" in f or own_file(f) or f.startswith("<frozen") or "/runpy.py" in f)
 
 
 def call_site(limit: int = 12) -> list[list[Any]]:

@@ -9,11 +9,11 @@ to show the differential check catches that. Never used otherwise.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
 
-from dynaprof.capture.stacks import _HERE, FunctionTable, Markers
+from dynaprof.capture.own_code import own_file
+from dynaprof.capture.stacks import FunctionTable, Markers
 
 _PLAIN, _OWN, _RUN, _PROPERTY, _ATTEMPT, _ROOT = range(6)
 
@@ -50,7 +50,7 @@ class LegacyStackWalker:
 
     def _classify(self, code: CodeType) -> tuple[int, int]:
         m = self.markers
-        if os.path.dirname(os.path.abspath(code.co_filename)) == _HERE:
+        if own_file(code.co_filename):
             kind = _OWN
         elif code in m.run_codes:
             kind = _RUN

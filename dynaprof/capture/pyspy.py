@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dynaprof.capture.own_code import own_file
 from dynaprof.fmt import stored_s
 from dynaprof.model.session import CompiledFrame, FunctionRef, Samples, Session, Stack
 
@@ -224,6 +225,14 @@ def _assign(
             session.functions.append(FunctionRef(name, filename, line, kind))
         return index[key]
 
+    own_files: dict[str, bool] = {}
+
+    def own(filename: str) -> bool:
+        hit = own_files.get(filename)
+        if hit is None:
+            hit = own_files[filename] = own_file(filename)
+        return hit
+
     def compiling(stack: tuple[tuple[str, str, int], ...]) -> bool:
         return any(n.endswith(_COMPILE_FRAME[0]) and f.endswith(_COMPILE_FRAME[1]) for n, f, _ in stack)
 
@@ -266,7 +275,8 @@ def _assign(
         start = next(
             i for i, (n, f, _) in enumerate(stack) if n.endswith(_COMPILE_FRAME[0]) and f.endswith(_COMPILE_FRAME[1])
         )
-        ids = tuple(fid(n, fn, ln) for n, fn, ln in stack[start:])  # the compiler view starts at _compile
+        # the compiler view starts at _compile; dynaprof's own hook wrappers are not the compile's
+        ids = tuple(fid(n, fn, ln) for n, fn, ln in stack[start:] if not own(fn))
         key = (frame.key if frame is not None else None, attempt, tid, ids)
         cur = agg.setdefault(key, [0, 0.0])
         cur[0] += max(1, round((t1 - t0) * rate))

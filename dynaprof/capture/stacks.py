@@ -21,14 +21,13 @@ hooks are what knows torch's internals) through ``Markers``.
 from __future__ import annotations
 
 import itertools
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
+from dynaprof.capture.own_code import own_file
 
 #: Test-only switch: ``DYNAPROF_LEGACY_WALKER=1`` selects the first version's walker, which kept
 #: the previous sample's frames alive and read translator locals. It perturbs the profiled program
@@ -218,7 +217,7 @@ class StackWalker:
     def _classify(self, code: CodeType) -> int:
         own = self._own_file.get(code.co_filename)
         if own is None:
-            own = self._own_file[code.co_filename] = os.path.dirname(os.path.abspath(code.co_filename)) == _HERE
+            own = self._own_file[code.co_filename] = own_file(code.co_filename)
         if own:
             kind = _OWN
             self.table.pin(code)

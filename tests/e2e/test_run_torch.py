@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from dynaprof.analysis.findings import findings
+from dynaprof.capture.own_code import own_file
 from dynaprof.model import load_session
 from dynaprof.model.session import CompiledFrame, Session
 from tests.conftest import SAMPLES, CliResult, profile, run_dynaprof
@@ -57,6 +58,18 @@ def test_seed_attribution_names_parametrization(seed_runs: dict[str, CliResult])
     assert "parametrization (64 properties via Parametrization" in unwrap(seed_runs["parametrized"].stderr)
     sq = load_session(seed_runs["plain"].run_dir)
     assert _param(sq) == 0
+
+
+def test_no_sampled_stack_holds_dynaprofs_own_frames(seed_runs: dict[str, CliResult]) -> None:
+    """The hooks' wrappers (``capture/hooks/``) sit between Dynamo's frames on every inline call and
+    property: a flamegraph must show the compiler's stack, not the profiler's."""
+    sp = load_session(seed_runs["parametrized"].run_dir)
+    assert sp.samples is not None and sp.samples.stacks
+    own = {i for i, f in enumerate(sp.functions) if own_file(f.filename)}
+    assert not own, [sp.functions[i] for i in sorted(own)][:5]
+    # the compiler view still holds torch's inliner under Dynamo's entry, which the wrappers enclosed
+    names = {sp.functions[i].name for st in sp.samples.stacks for i in st.compiler}
+    assert any(n.endswith("inline_call") for n in names)
 
 
 def test_summary_lists_frames_totals_finding_and_paths(seed_runs: dict[str, CliResult]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dynaprof.capture import call_sites
+from dynaprof.capture import call_sites, own_code
 
 
 def test_dynaprofs_own_frames_are_left_out_by_location_not_by_folder_name() -> None:
@@ -16,6 +16,40 @@ def test_dynaprofs_own_frames_are_left_out_by_location_not_by_folder_name() -> N
     assert call_sites._user_frame("/home/me/src/dynaprof/train.py")
     assert not call_sites._user_frame("/venv/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py")
     assert not call_sites._user_frame("<frozen runpy>")
+
+
+def test_every_file_of_the_package_is_its_own_the_hooks_wrappers_too() -> None:
+    package = Path(own_code.__file__).parent.parent
+    assert own_code.own_file(str(package / "capture" / "hooks" / "traced_stack.py"))
+    assert own_code.own_file(str(package / "capture" / "stacks.py"))
+    assert own_code.own_file(str(package / "render" / "flamegraph.py"))
+    assert not own_code.own_file(str(package.parent / "samples" / "parametrized_linear.py"))
+    assert not own_code.own_file("<string>")
+
+
+def test_the_walker_leaves_out_frames_of_the_hooks_subpackage() -> None:
+    """A wrapper defined in ``capture/hooks/`` (as Dynamo's inline hook is) does not show as a frame
+    between its caller and the function it wraps."""
+    import sys
+
+    from dynaprof.capture.hooks import traced_stack
+    from dynaprof.capture.stacks import FunctionTable, Markers, StackWalker
+
+    ns: dict[str, object] = {}
+    wrapper_src = "def wrap(fn):\n    return fn()\n"
+    exec(compile(wrapper_src, traced_stack.__file__, "exec"), ns)  # a function of the hooks' file
+
+    def inner() -> object:
+        return sys._getframe()
+
+    def outer() -> object:
+        return ns["wrap"](inner)  # type: ignore[operator]
+
+    table = FunctionTable()
+    ids, _, _ = StackWalker(table, Markers()).walk(outer())  # type: ignore[arg-type]
+    names = [table.info[i][0] for i in ids]
+    assert names[-2:] == [outer.__qualname__, inner.__qualname__], names
+    assert "wrap" not in names
 
 
 def test_a_call_site_is_the_callers_user_frames_outermost_first() -> None:
