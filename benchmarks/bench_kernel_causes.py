@@ -55,6 +55,11 @@ MODELS: dict[str, tuple[str | None, list[str], list[str]]] = {
                     "--fold"]),
     "torchao_unwrap": ("torchao", [str(B / "causes/torchao_unwrap.py"), "--unwrap", "--backend", "inductor"],
                        [str(B / "causes/torchao_unwrap.py"), "--no-unwrap", "--backend", "inductor"]),
+    # 64 layers, so what unwrap adds stands out of a cold compile's noise (with 8 it is 0.1-0.4 s)
+    "torchao_unwrap_64": ("torchao", [str(B / "causes/torchao_unwrap.py"), "--unwrap", "--backend", "inductor",
+                                      "--layers", "64"],
+                          [str(B / "causes/torchao_unwrap.py"), "--no-unwrap", "--backend", "inductor",
+                           "--layers", "64"]),
 }
 #: models without parametrization: whole graph's share of compile
 PLAIN_MODELS: dict[str, tuple[str, list[str]]] = {
@@ -157,7 +162,10 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, coun
                 ratio_ex = (cause - tool_param) / diff_ex if diff_ex > 0 else float("nan")
                 excluded.append(ratio_ex)
                 unmeasured = sum(f.kernel_wait_unmeasured_s for f in p.frames)
-                rows.append(f"| {model} | {th} | {r + 1} | {p.total_compile_s:.2f} s | {q.total_compile_s:.2f} s "
+                # which ran first: the first of a pair tends to run slower (bench_toolchain_order.py)
+                first = "parametrized" if order[0] else "plain"
+                rows.append(f"| {model} | {th} | {r + 1} ({first} first) | {p.total_compile_s:.2f} s "
+                            f"| {q.total_compile_s:.2f} s "
                             f"| {diff:.2f} s | {cause:.2f} s | {_ratio(ratio)} | {tool:.2f} s / {tool_q:.2f} s "
                             f"| {_ratio(ratio_ex)} | {unmeasured:.2f} s |"
                             + (f" {_counterfactual(p)} |" if counterfactual else ""))
