@@ -21,6 +21,7 @@ from dynaprof.capture.hooks.compile_windows import install_compile_windows
 from dynaprof.capture.hooks.ddp import install_ddp_buckets
 from dynaprof.capture.hooks.dynamo_profiler import install_dynamo_profiler
 from dynaprof.capture.hooks.graph_breaks import install_graph_breaks
+from dynaprof.capture.hooks.guard_causes import install_guard_causes
 from dynaprof.capture.hooks.inlines import install_inlines
 from dynaprof.capture.hooks.instructions import install_instruction_counter
 from dynaprof.capture.hooks.markers import install_markers
@@ -46,6 +47,7 @@ STEPS: tuple[tuple[str, Callable[[CompileRecorder], None]], ...] = (
     ("properties", install_properties),
     ("traced_stack", install_traced_stack),
     ("provenance", install_provenance),
+    ("guard_causes", install_guard_causes),
     ("inlines", install_inlines),
     ("graph_breaks", install_graph_breaks),
     ("recompile_reasons", install_recompile_reasons),

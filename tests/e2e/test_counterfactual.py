@@ -42,6 +42,45 @@ def test_the_second_run_folds_every_parametrization_and_stays_out_of_the_output(
     assert "with its 2 parametrizations folded" in summary
 
 
+LATE = '''
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.utils.parametrizations.weight_norm(nn.Linear(8, 8))
+
+    @torch.compile(backend="aot_eager")  # decorated before any Block exists: it reaches none
+    def forward(self, x):
+        return self.lin(x).relu()
+
+
+@torch.compile(backend="aot_eager")
+def step(model, x):  # the module comes as an argument
+    return model(x) * 2
+
+
+with torch.no_grad():
+    print(Block()(torch.randn(2, 8)).shape, step(nn.utils.parametrizations.weight_norm(nn.Linear(8, 4)),
+                                                 torch.randn(2, 8)).shape)
+'''
+
+
+@pytest.mark.torch
+def test_modules_the_compiled_code_reaches_only_when_called_are_folded_too(tmp_path: Path) -> None:
+    """A ``@torch.compile`` method's ``self`` and a module passed to a compiled function do not exist
+    (or are not reachable) when torch.compile wraps the code: they are folded at the call."""
+    script = tmp_path / "late.py"
+    script.write_text(LATE)
+    r = profile(tmp_path, [str(script)], "--counterfactual")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["torch.Size([2, 8]) torch.Size([2, 4])"]
+    cf = json.loads((r.run_dir / "session.json").read_text())["counterfactual"]
+    assert cf is not None and cf["folded"] == ["Linear.weight via _WeightNorm"] * 2, cf
+
+
 @pytest.mark.torch
 def test_nothing_to_fold_is_said_and_the_run_is_kept(tmp_path: Path) -> None:
     script = tmp_path / "plain.py"

@@ -72,6 +72,17 @@ def test_no_sampled_stack_holds_dynaprofs_own_frames(seed_runs: dict[str, CliRes
     assert any(n.endswith("inline_call") for n in names)
 
 
+def test_guards_on_a_parametrizations_tensors_are_built_for_it(seed_runs: dict[str, CliResult]) -> None:
+    """After tracing, Dynamo builds a guard per original tensor of each parametrization: those
+    guards' build is the parametrization's (``hooks/guard_causes``), not the whole graph's."""
+    sp, sq = (load_session(seed_runs[k].run_dir) for k in ("parametrized", "plain"))
+    assert sp.axes is not None and sq.axes is not None
+    assert sp.axes.parametrizations.get("guards on parametrized modules", 0.0) > 0, sp.axes.parametrizations
+    assert sp.axes.matrix["guard_building"].get("parametrization", 0.0) > 0
+    assert "guard_causes" in sp.capture.hooks
+    assert not any(label.startswith("guards on") for label in sq.axes.parametrizations)
+
+
 def test_summary_lists_frames_totals_finding_and_paths(seed_runs: dict[str, CliResult]) -> None:
     err = unwrap(seed_runs["parametrized"].stderr)
     assert "compile id" in err and "0/0" in err and "forward" in err

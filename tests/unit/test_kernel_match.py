@@ -92,6 +92,8 @@ def test_folding_keeps_the_parametrized_values_as_plain_tensors() -> None:
         return model(x)
 
     assert reached_modules(step) == [model] and reached_modules(model.forward) == [model]
+    other = nn.Linear(2, 2)
+    assert reached_modules(step, (other, 1), {"m": model}) == [other, model, model]  # a call's arguments too
     folded = fold_parametrizations(reached_modules(model))
     assert folded == ["Linear.weight via _WeightNorm", "Linear.bias via Half"]
     assert not parametrize.is_parametrized(model[0]) and not parametrize.is_parametrized(model[1])

@@ -7,8 +7,10 @@ without it. Just before ``torch.compile`` wraps its target (``OptimizeContext.__
 the target reaches is folded as dynaprof's remedy says: ``remove_parametrizations(module, name,
 leave_parametrized=True)``, the parametrized value kept as a plain tensor. The modules it reaches:
 the target itself, the module of a bound method, and the modules in a function's closure and
-globals at that moment (a module made after the decoration is not seen). A ``folded`` record
-names what was folded. Installed only in that second run: it changes the program on purpose.
+globals. A compiled function is folded again at each call, before it runs: by then its globals hold
+modules made after the decoration, and its arguments the modules it is given (``self`` of a
+``@torch.compile`` method, ``step(model, x)``). A ``folded`` record names what was folded.
+Installed only in that second run: it changes the program on purpose.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from dynaprof.capture.recorder import CompileRecorder
 from dynaprof.capture.torch_private import _private
 
 
-def reached_modules(target: Any) -> list[Any]:
-    """The ``nn.Module`` instances a compile target reaches (see the module docstring)."""
+def reached_modules(target: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> list[Any]:
+    """The ``nn.Module`` instances a compile target reaches (see the module docstring), and those
+    among the arguments of a call to it."""
     from torch import nn
 
     if isinstance(target, nn.Module):
@@ -29,7 +32,7 @@ def reached_modules(target: Any) -> list[Any]:
     owner = getattr(target, "__self__", None)
     if isinstance(owner, nn.Module):
         return [owner]
-    found: list[Any] = []
+    found: list[Any] = [v for v in (*args, *(kwargs or {}).values()) if isinstance(v, nn.Module)]
     for cell in getattr(target, "__closure__", None) or ():
         try:
             value = cell.cell_contents
@@ -90,15 +93,29 @@ def install_fold(recorder: CompileRecorder) -> None:
     ctx = _private("torch._dynamo.eval_frame").OptimizeContext
     orig = ctx.__call__
 
-    @functools.wraps(orig)
-    def call(self: Any, fn: Any, *a: Any, **k: Any) -> Any:
+    from torch import nn
+
+    def fold(target: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> None:
         try:
-            folded = fold_parametrizations(reached_modules(fn))
+            folded = fold_parametrizations(reached_modules(target, args, kwargs))
         except Exception as e:  # the run goes on unfolded there; the report says so
             recorder.warn(f"--counterfactual: could not fold a parametrization ({type(e).__name__}: {e})")
             folded = []
         if folded:
             recorder.emit({"t": "folded", "tensors": folded})
-        return orig(self, fn, *a, **k)
+
+    @functools.wraps(orig)
+    def call(self: Any, fn: Any, *a: Any, **k: Any) -> Any:
+        fold(fn)
+        compiled = orig(self, fn, *a, **k)
+        if isinstance(fn, nn.Module) or not callable(compiled) or isinstance(compiled, nn.Module):
+            return compiled
+
+        @functools.wraps(compiled)
+        def folding_first(*args: Any, **kwargs: Any) -> Any:
+            fold(fn, args, kwargs)  # nothing left to fold costs a scan of the globals
+            return compiled(*args, **kwargs)
+
+        return folding_first
 
     ctx.__call__ = call
