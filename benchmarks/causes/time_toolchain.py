@@ -1,11 +1,13 @@
-"""Runs a script as ``python SCRIPT ARGS`` would, timing Inductor's one-time C++ toolchain setup.
+"""Runs a script as ``python SCRIPT ARGS`` would, timing Inductor's C++ toolchain setup and builds.
 
-Wraps ``torch._inductor.codecache._precompile_header`` (the header's preprocessing and build) and
-``pick_vec_isa`` (the vector-ISA probe) and prints one JSON line to stderr at exit: each call's
-start (seconds since this runner started), its wall seconds, the CPU seconds of the compiler
-processes it ran, and the header file it returned (its name is a hash of the header's
-preprocessed text and compile command, so two runs with the same name built the same header).
-No dynaprof: this measures the toolchain setup itself, for ``bench_toolchain_order.py``.
+Wraps ``torch._inductor.codecache._precompile_header`` (the header's preprocessing and build),
+``pick_vec_isa`` (the vector-ISA probe) and ``CppPythonBindingsCodeCache.load_pybinding`` (a C++
+kernel built and loaded in process: one compile thread) and prints one JSON line to stderr at
+exit: each call's start (seconds since this runner started), its wall seconds, the CPU seconds of
+the compiler processes it ran, the header file it returned (its name is a hash of the header's
+preprocessed text and compile command, so two runs with the same name built the same header) and
+a kernel's source length. It measures the toolchain and the builds themselves, with or without
+dynaprof around it (``bench_toolchain_order.py``, ``bench_build_overhead.py``).
 
     python benchmarks/causes/time_toolchain.py SCRIPT [ARGS...]
 """
@@ -42,12 +44,28 @@ def _timed(module: Any, name: str) -> None:
     setattr(module, name, run)
 
 
+def _timed_method(cls: Any, fn: Callable[..., Any]) -> None:
+    """``load_pybinding(argtypes, source)``, a classmethod: each in-process kernel build."""
+
+    def run(klass: Any, argtypes: Any, source: Any, *a: Any, **k: Any) -> Any:
+        start = time.perf_counter()
+        result = fn(klass, argtypes, source, *a, **k)
+        CALLS.append({"what": "load_pybinding", "start_s": round(start - T0, 3),
+                      "wall_s": round(time.perf_counter() - start, 3), "source_chars": len(source)})
+        return result
+
+    cls.load_pybinding = classmethod(run)
+
+
 def main() -> None:
     import torch._inductor.codecache as codecache
 
     for name in ("_precompile_header", "pick_vec_isa"):
         if hasattr(codecache, name):
             _timed(codecache, name)
+    bindings = codecache.CppPythonBindingsCodeCache
+    if "load_pybinding" in vars(bindings):
+        _timed_method(bindings, vars(bindings)["load_pybinding"].__func__)
     atexit.register(lambda: print("TOOLCHAIN " + json.dumps(CALLS), file=sys.stderr, flush=True))
     sys.argv = sys.argv[1:]
     runpy.run_path(sys.argv[0], run_name="__main__")
