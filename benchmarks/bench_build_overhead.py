@@ -13,21 +13,17 @@ first build carries the toolchain setup and is reported apart.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import random
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_kernel_causes import MODELS  # noqa: E402
+from bench_toolchain_order import timed_run  # noqa: E402
 
-TIMER = ROOT / "benchmarks" / "causes" / "time_toolchain.py"
 MODES: dict[str, list[str]] = {
     "python": [],
     "dynaprof --sampler none": ["-m", "dynaprof", "run", "-q", "--sampler", "none"],
@@ -37,17 +33,9 @@ MODES: dict[str, list[str]] = {
 
 def builds(mode: str, script: list[str]) -> list[float]:
     """Wall seconds of each in-process kernel build of one cold run, in order."""
-    with tempfile.TemporaryDirectory(prefix="dynaprof-builds-") as d:
-        (Path(d) / "tmp").mkdir()
-        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(Path(d) / "cache"), "TMPDIR": str(Path(d) / "tmp"),
-               "TORCHINDUCTOR_COMPILE_THREADS": "1"}
-        prefix = MODES[mode] + (["-o", str(Path(d) / "run")] if MODES[mode] else [])
-        proc = subprocess.run([sys.executable, *prefix, str(TIMER), *script], capture_output=True, text=True,
-                              env=env, cwd=ROOT)
-    line = next((x for x in proc.stderr.splitlines() if x.startswith("TOOLCHAIN ")), None)
-    if proc.returncode != 0 or line is None:
-        raise RuntimeError(f"{mode} {' '.join(script)} failed: {proc.stderr.strip().splitlines()[-1:]}")
-    return [c["wall_s"] for c in json.loads(line[len("TOOLCHAIN ") :]) if c["what"] == "load_pybinding"]
+    prefix = MODES[mode] + (["-o", "RUN_DIR"] if MODES[mode] else [])
+    calls, _ = timed_run(script, {"TORCHINDUCTOR_COMPILE_THREADS": "1"}, prefix)
+    return [c["wall_s"] for c in calls if c["what"] == "load_pybinding"]
 
 
 def main() -> None:
@@ -70,13 +58,14 @@ def main() -> None:
                   f"| {statistics.mean(rest) if rest else 0:.3f} s |", flush=True)
     print("\n| variant | mode | later builds, median of rounds | mean build, median | first build, median |")
     print("|---|---|---|---|---|")
+    def med(xs: list[float]) -> str:  # a variant that builds one kernel or none has no later builds
+        return f"{statistics.median(xs):.3f} s" if xs else "n/a"
+
     for variant in ("parametrized", "plain"):
         for mode in MODES:
             ts = got[(variant, mode)]
-            print(f"| {variant} | {mode} | {statistics.median(sum(t[1:]) for t in ts):.2f} s "
-                  f"| {statistics.median(statistics.mean(t[1:]) for t in ts if len(t) > 1):.3f} s "
-                  f"| {statistics.median(t[0] for t in ts if t):.2f} s |")
-
+            print(f"| {variant} | {mode} | {med([sum(t[1:]) for t in ts])} "
+                  f"| {med([statistics.mean(t[1:]) for t in ts if len(t) > 1])} | {med([t[0] for t in ts if t])} |")
 
 if __name__ == "__main__":
     main()

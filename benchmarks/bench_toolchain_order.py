@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -32,21 +33,31 @@ from bench_kernel_causes import MODELS  # noqa: E402
 TIMER = ROOT / "benchmarks" / "causes" / "time_toolchain.py"
 
 
-def run_once(script: list[str], threads: str) -> tuple[dict[str, object], float]:
-    """One cold run: (its header build's record, the run's wall seconds)."""
+def timed_run(
+    script: list[str], env_extra: dict[str, str], prefix: list[str] | None = None
+) -> tuple[list[dict[str, Any]], float]:
+    """One cold run of ``script`` under ``causes/time_toolchain.py`` (after ``python *prefix``, which
+    may be ``-m dynaprof run ...``; ``RUN_DIR`` in it becomes a folder of the run's own): the timed
+    calls, and the run's wall seconds."""
     with tempfile.TemporaryDirectory(prefix="dynaprof-toolchain-") as d:
         (Path(d) / "tmp").mkdir()
-        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(Path(d) / "cache"), "TMPDIR": str(Path(d) / "tmp")}
-        if threads != "default":
-            env["TORCHINDUCTOR_COMPILE_THREADS"] = threads
+        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(Path(d) / "cache"), "TMPDIR": str(Path(d) / "tmp"),
+               **env_extra}
+        pre = [str(Path(d) / "run") if a == "RUN_DIR" else a for a in prefix or []]
         t = time.perf_counter()
-        proc = subprocess.run([sys.executable, str(TIMER), *script], capture_output=True, text=True, env=env, cwd=ROOT)
+        proc = subprocess.run([sys.executable, *pre, str(TIMER), *script], capture_output=True, text=True,
+                              env=env, cwd=ROOT)
         wall = time.perf_counter() - t
     line = next((x for x in proc.stderr.splitlines() if x.startswith("TOOLCHAIN ")), None)
     if proc.returncode != 0 or line is None:
         raise RuntimeError(f"{' '.join(script)} failed: {proc.stderr.strip().splitlines()[-1:]}")
-    header = next((c for c in json.loads(line[len("TOOLCHAIN "):]) if c["what"] == "_precompile_header"), {})
-    return header, wall
+    return json.loads(line[len("TOOLCHAIN ") :]), wall
+
+
+def run_once(script: list[str], threads: str) -> tuple[dict[str, Any], float]:
+    """One cold run: (its header build's record, the run's wall seconds)."""
+    calls, wall = timed_run(script, {} if threads == "default" else {"TORCHINDUCTOR_COMPILE_THREADS": threads})
+    return next((c for c in calls if c["what"] == "_precompile_header"), {}), wall
 
 
 def main() -> None:
@@ -69,13 +80,13 @@ def main() -> None:
         got: dict[str, float] = {}
         for pos, (variant, script) in enumerate(order, 1):
             h, wall = run_once(script, args.threads)
-            secs = float(h.get("wall_s", 0.0) or 0.0)  # type: ignore[arg-type]
+            secs = float(h.get("wall_s", 0.0) or 0.0)
             got[variant] = secs
             by_variant[variant].append(secs)
             by_position[pos].append(secs)
             headers[variant].add(str(h.get("header")))
             rows.append(f"| {r} | {pos} | {variant} | {h.get('start_s', 0):.2f} s in | {secs:.2f} s "
-                        f"| {float(h.get('compiler_cpu_s', 0) or 0):.2f} s | {h.get('header')} | {wall:.2f} s |")  # type: ignore[arg-type]
+                        f"| {float(h.get('compiler_cpu_s', 0) or 0):.2f} s | {h.get('header')} | {wall:.2f} s |")
             print(rows[-1], flush=True)
         pair_diffs.append(got["parametrized"] - got["plain"])
     print("\n".join(rows))
