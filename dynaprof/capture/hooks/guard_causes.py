@@ -35,7 +35,6 @@ def install_guard_causes(recorder: CompileRecorder) -> None:
     guard_type = _private("torch._guards").Guard
     orig = guard_type.create
     causes = recorder.causes
-    ids: dict[str, int | None] = {}  # guard name -> cause id (None: not a parametrization's)
 
     @functools.wraps(orig)
     def create(guard: Any, builder: Any, *a: Any, **k: Any) -> Any:
@@ -46,13 +45,10 @@ def install_guard_causes(recorder: CompileRecorder) -> None:
             name = guard.name
         except Exception:  # a source that cannot name itself: Dynamo will say so in orig
             return orig(guard, builder, *a, **k)
-        fid = ids.get(name, -1)
-        if fid == -1:
-            key = guard_cause(name) if isinstance(name, str) else None
-            fid = ids[name] = recorder._cause_id(key) if key is not None else None
-        if fid is None:
+        key = guard_cause(name) if isinstance(name, str) else None
+        if key is None:
             return orig(guard, builder, *a, **k)
-        depth = causes.enter(tid, fid)
+        depth = causes.enter(tid, recorder._cause_id(key))  # one interned id: a dict lookup
         try:
             return orig(guard, builder, *a, **k)
         finally:
