@@ -1,7 +1,8 @@
 """Provenance for AOT autograd and Inductor (``capture/provenance.py`` reads the nodes): the FX node
 being worked on, from ``Interpreter._set_current_node`` (AOT tracing, fake-tensor propagation) and,
-installed once Inductor is imported, ``GraphLowering.set_current_node`` (lowering), the scheduling
-backends' ``codegen_node`` and ``define_kernel`` (kernel -> origin nodes), and Inductor's kernel
+installed once Inductor is imported, ``GraphLowering.set_current_node`` (lowering), the
+scheduler's ``create_scheduler_node`` (scheduling), the scheduling backends' ``codegen_node`` and
+``define_kernel`` (kernel -> origin nodes), and Inductor's kernel
 builds (``capture.kernel_builds``). Each pushes the node's cause id on a per-thread stack; a sample
 copies the innermost one, and the innermost of torch's own timed spans beside it."""
 
@@ -20,16 +21,26 @@ from dynaprof.capture.torch_private import _private
 #: what a lazy provenance hook that could not be installed costs the report
 _WHOLE = "(its time shows as whole graph)"
 
+
 def install_provenance(recorder: CompileRecorder) -> None:
     """AOT tracing's node now; Inductor's hooks wait in ``recorder._lazy`` until it is imported."""
     interp = _private("torch.fx.interpreter").Interpreter
     wrap_node_context(recorder, interp, "_set_current_node")
-    recorder._lazy = [("torch._inductor.graph", f"provenance: lowering {_WHOLE}",
-                       functools.partial(install_lowering, recorder))]
+    recorder._lazy = [
+        ("torch._inductor.graph", f"provenance: lowering {_WHOLE}", functools.partial(install_lowering, recorder))
+    ]
     for backend in ("cpp", "simd", "triton"):
         module = f"torch._inductor.codegen.{backend}"
-        recorder._lazy.append((module, f"provenance: {backend} codegen {_WHOLE}",
-                               functools.partial(install_scheduling, recorder, module)))
+        recorder._lazy.append(
+            (module, f"provenance: {backend} codegen {_WHOLE}", functools.partial(install_scheduling, recorder, module))
+        )
+    recorder._lazy.append(
+        (
+            "torch._inductor.scheduler",
+            f"provenance: scheduler nodes {_WHOLE}",
+            functools.partial(install_scheduler_nodes, recorder),
+        )
+    )
     builds = functools.partial(kernel_builds.install, recorder)
     recorder._lazy.append(("torch._inductor.async_compile", f"provenance: kernel builds {_WHOLE}", builds))
 
@@ -89,6 +100,34 @@ def wrap_scheduled(recorder: CompileRecorder, owner: Any, attr: str, nodes_arg: 
         return out
 
     setattr(owner, attr, wrapper)
+
+
+def wrap_ir_node(recorder: CompileRecorder, owner: Any, attr: str) -> None:
+    """Wrap a method ``(self, node)`` working on one Inductor IR node: the cause of the FX nodes it
+    came from (``origins``); nothing is pushed for a node without any."""
+    orig = owner.__dict__[attr]
+    causes = recorder.causes
+
+    @functools.wraps(orig)
+    def wrapper(this: Any, node: Any, *a: Any, **k: Any) -> Any:
+        tid = threading.get_ident()
+        origins = getattr(node, "origins", None) if recorder.current(tid) is not None else None
+        if not origins:
+            return orig(this, node, *a, **k)
+        depth = causes.enter(tid, recorder._combined_cause_id([recorder._node_cause_id(n) for n in origins]))
+        try:
+            return orig(this, node, *a, **k)
+        finally:
+            causes.exit(tid, depth)
+
+    setattr(owner, attr, wrapper)
+
+
+def install_scheduler_nodes(recorder: CompileRecorder) -> None:
+    """The IR node the scheduler makes a scheduler node of: most of a small graph's scheduling
+    (its reads, writes and loop body; the seed: half of ``Scheduler.__init__``). Fusion decisions
+    weigh pairs of nodes and stay the whole graph's."""
+    wrap_ir_node(recorder, _private("torch._inductor.scheduler").Scheduler, "create_scheduler_node")
 
 
 def install_lowering(recorder: CompileRecorder) -> None:
