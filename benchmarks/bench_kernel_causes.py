@@ -67,13 +67,19 @@ PLAIN_MODELS: dict[str, tuple[str, list[str]]] = {
 }
 
 
-def profile(script: list[str], out: Path, threads: str, *opts: str) -> Session:
-    """One cold run: its own Inductor cache and temporary folder."""
-    cold = out.parent / (out.name + "-state")
-    (cold / "tmp").mkdir(parents=True)
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cold / "cache"), "TMPDIR": str(cold / "tmp")}
+def cold_env(folder: Path, threads: str = "default") -> dict[str, str]:
+    """The environment of one cold run: an Inductor cache and a temporary folder (where the
+    precompiled header goes) of its own under ``folder``; ``threads``: 'default' or a count."""
+    (folder / "tmp").mkdir(parents=True)
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(folder / "cache"), "TMPDIR": str(folder / "tmp")}
     if threads != "default":
         env["TORCHINDUCTOR_COMPILE_THREADS"] = threads
+    return env
+
+
+def profile(script: list[str], out: Path, threads: str, *opts: str) -> Session:
+    """One cold run: its own Inductor cache and temporary folder."""
+    env = cold_env(out.parent / (out.name + "-state"), threads)
     cmd = [sys.executable, "-m", "dynaprof", "run", "-q", "--force", "-o", str(out), *opts, *script]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     if proc.returncode != 0:

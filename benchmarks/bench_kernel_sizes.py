@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -28,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
-from bench_kernel_causes import MODELS, profile  # noqa: E402
+from bench_kernel_causes import MODELS, cold_env, profile  # noqa: E402
 
 #: compiles each kernel given on stdin ([[label, name, argtypes, source], ...]) alone; prints JSON
 _TIMER = r"""
@@ -77,9 +76,7 @@ def main() -> None:
         for label, cmd in (("parametrized", param_cmd), ("plain", plain_cmd)):
             sessions[label] = profile(cmd, tmp / label, "default")
             kernels += [[label, *k] for k in cpp_kernels(tmp / f"{label}-state" / "cache")]
-        timer = tmp / "timer"
-        (timer / "tmp").mkdir(parents=True)
-        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(timer / "cache"), "TMPDIR": str(timer / "tmp")}
+        env = cold_env(tmp / "timer")
         proc = subprocess.run([sys.executable, "-c", _TIMER, str(args.rounds)], input=json.dumps(kernels),
                               capture_output=True, text=True, env=env, check=True)
         best = json.loads(proc.stdout)

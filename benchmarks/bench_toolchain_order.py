@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -28,21 +27,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_kernel_causes import MODELS  # noqa: E402
+from bench_kernel_causes import MODELS, cold_env  # noqa: E402
 
 TIMER = ROOT / "benchmarks" / "causes" / "time_toolchain.py"
 
 
-def timed_run(
-    script: list[str], env_extra: dict[str, str], prefix: list[str] | None = None
-) -> tuple[list[dict[str, Any]], float]:
+def timed_run(script: list[str], threads: str, prefix: list[str] | None = None) -> tuple[list[dict[str, Any]], float]:
     """One cold run of ``script`` under ``causes/time_toolchain.py`` (after ``python *prefix``, which
     may be ``-m dynaprof run ...``; ``RUN_DIR`` in it becomes a folder of the run's own): the timed
     calls, and the run's wall seconds."""
     with tempfile.TemporaryDirectory(prefix="dynaprof-toolchain-") as d:
-        (Path(d) / "tmp").mkdir()
-        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(Path(d) / "cache"), "TMPDIR": str(Path(d) / "tmp"),
-               **env_extra}
+        env = cold_env(Path(d), threads)
         pre = [str(Path(d) / "run") if a == "RUN_DIR" else a for a in prefix or []]
         t = time.perf_counter()
         proc = subprocess.run([sys.executable, *pre, str(TIMER), *script], capture_output=True, text=True,
@@ -56,7 +51,7 @@ def timed_run(
 
 def run_once(script: list[str], threads: str) -> tuple[dict[str, Any], float]:
     """One cold run: (its header build's record, the run's wall seconds)."""
-    calls, wall = timed_run(script, {} if threads == "default" else {"TORCHINDUCTOR_COMPILE_THREADS": threads})
+    calls, wall = timed_run(script, threads)
     return next((c for c in calls if c["what"] == "_precompile_header"), {}), wall
 
 

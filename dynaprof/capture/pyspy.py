@@ -10,6 +10,7 @@ higher rates use ``--nonblocking`` (some samples then fail; the error count is r
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -225,13 +226,7 @@ def _assign(
             session.functions.append(FunctionRef(name, filename, line, kind))
         return index[key]
 
-    own_files: dict[str, bool] = {}
-
-    def own(filename: str) -> bool:
-        hit = own_files.get(filename)
-        if hit is None:
-            hit = own_files[filename] = own_file(filename)
-        return hit
+    own = functools.cache(own_file)  # one answer per file name, for this merge only
 
     def compiling(stack: tuple[tuple[str, str, int], ...]) -> bool:
         return any(n.endswith(_COMPILE_FRAME[0]) and f.endswith(_COMPILE_FRAME[1]) for n, f, _ in stack)
