@@ -8,7 +8,10 @@ backend, with the default compile threads and with ``TORCHINDUCTOR_COMPILE_THREA
 ``causes.parametrization / (parametrized - plain)`` should be in [0.75, 1.25] (median of the
 rounds). With ``--counterfactual`` the parametrized run is ``dynaprof run --counterfactual``: a second
 run with every parametrization folded tells which fused kernels exist only because of it (they go
-to the parametrization whole); the last column gives them and that run's compile time. On a model
+to the parametrization whole); the last column gives them and that run's compile time. The folded
+run does the plain variant's compile work in a process of its own, so ``folded - plain`` is a null
+pair: what two runs of the same work differ by in that sitting, the noise any difference carries
+(printed under each model's median). On a model
 without parametrization (a transformers ResNet), ``whole graph`` should stay under 15%
 of compile. Every run is a row, the bad ones too; a model whose package is missing says so.
 
@@ -145,6 +148,7 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, coun
         for th in threads:
             ratios, excluded = [], []
             pooled = [0.0, 0.0]  # sums over the rounds, toolchain out: cause, difference
+            nulls: list[float] = []  # folded run - plain run: the same work twice (module docstring)
             for r in range(rounds):
                 order = [True, False]
                 random.shuffle(order)
@@ -171,6 +175,8 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, coun
                 pooled[0] += cause - tool_param
                 pooled[1] += diff_ex
                 unmeasured = sum(f.kernel_wait_unmeasured_s for f in p.frames)
+                if p.counterfactual is not None:
+                    nulls.append(p.counterfactual.compile_s - q.total_compile_s)
                 # which ran first: the first of a pair tends to run slower (bench_toolchain_order.py)
                 first = "parametrized" if order[0] else "plain"
                 rows.append(f"| {model} | {th} | {r + 1} ({first} first) | {p.total_compile_s:.2f} s "
@@ -189,6 +195,9 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, coun
                 # as a large one, which the median of ratios lets a toolchain swing do
                 rows.append(f"| {model} | {th} | summed, toolchain out | | | {pooled[1]:.2f} s | {pooled[0]:.2f} s | "
                             f"| | **{_ratio(pooled[0] / pooled[1] if pooled[1] > 0 else math.nan)}** | |")
+            if nulls:
+                rows.append(f"| {model} | {th} | null pairs: folded - plain | | | "
+                            f"{' / '.join(f'{x:+.2f} s' for x in nulls)} | | | | | |")
     rows.append("")
     rows += [f"- verdict, {k}: {v}" for k, v in verdicts.items()]
     return rows
