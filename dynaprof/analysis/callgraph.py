@@ -42,6 +42,7 @@ from dynaprof.analysis.fold import FOLD_KIND, FOLD_KINDS, FOLD_PROPERTY_KIND
 from dynaprof.analysis.pstats_tools import FuncKey, PStatsTable, total_time
 from dynaprof.analysis.stacks import COLOUR_ORDER
 from dynaprof.model.session import CAUSE_PARAMETRIZATION, GROUP_OF, PARAMETRIZE_FILE, FunctionRef, Session, Stack
+from dynaprof.model.torch_files import torch_file
 
 
 @dataclass
@@ -79,7 +80,7 @@ def torch_module(filename: str) -> str | None:
             path = path[path.rindex(marker) + len(marker) :]
             break
     else:
-        if "/torch/" not in path:
+        if not torch_file(path):
             return path[:-3].replace("/", ".") if path.startswith("torch/") else None
         path = path[path.rindex("/torch/") + 1 :]
     if not path.startswith("torch/"):

@@ -37,6 +37,7 @@ from dynaprof.model.session import (
     Stack,
 )
 from dynaprof.model.toolchain import toolchain_frame
+from dynaprof.model.torch_files import torch_file
 
 #: (file suffix, function name) of the frames where Dynamo resolves an ``@property``, outer then
 #: inner: the compiler stack's signature of a property read, for samples and cProfile data that have
@@ -234,7 +235,7 @@ def stack_phases(session: Session) -> list[str]:
 
 def _user_file(f: FunctionRef) -> bool:
     path = f.filename.replace("\\", "/")
-    return not ("/torch/" in path or path.startswith("<"))
+    return not (torch_file(path) or path.startswith("<"))
 
 
 def _basename(path: str) -> str:

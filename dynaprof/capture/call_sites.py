@@ -9,11 +9,12 @@ import types
 from typing import Any
 
 from dynaprof.capture.own_code import own_file
+from dynaprof.model.torch_files import torch_file
 
 
 def _user_frame(filename: str) -> bool:
     f = filename.replace("\\", "/")
-    return not ("/torch/" in f or own_file(f) or f.startswith("<frozen") or "/runpy.py" in f)
+    return not (torch_file(f) or own_file(f) or f.startswith("<frozen") or "/runpy.py" in f)
 
 
 def call_site(limit: int = 12) -> list[list[Any]]:
@@ -42,7 +43,7 @@ def wrapped_callable(code: Any, closure: Any) -> list[Any] | None:
     code runs); keeps no reference."""
     filename = str(getattr(code, "co_filename", "")).replace("\\", "/")
     freevars = getattr(code, "co_freevars", ())
-    if "/torch/" not in filename or "fn" not in freevars or not isinstance(closure, tuple):
+    if not torch_file(filename) or "fn" not in freevars or not isinstance(closure, tuple):
         return None
     try:
         obj = closure[freevars.index("fn")].cell_contents

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 from dynaprof.capture.stacks import FunctionKey
 from dynaprof.model.cause_labels import FUSED_WITH
 from dynaprof.model.session import PARAMETRIZE_FILE
+from dynaprof.model.torch_files import torch_file
 
 CAUSE_PARAMETRIZATION = "cause:parametrization"
 CAUSE_USER = "cause:user"
@@ -69,7 +70,7 @@ def _user_frame(stack_trace: str) -> tuple[str, int, str] | None:
     found = None
     for m in _FRAME.finditer(stack_trace):
         path = m.group(1).replace("\\", "/")
-        if "/torch/" in path or path.startswith("<"):
+        if torch_file(path) or path.startswith("<"):
             continue
         found = (m.group(1), int(m.group(2)), m.group(3))
     return found

@@ -62,3 +62,15 @@ def test_a_call_site_is_the_callers_user_frames_outermost_first() -> None:
     names = [name for name, _file, _line in compile_entry()]
     assert names[-1] == "compile_entry" and "hook" not in names  # from the recorder's caller on
     assert "test_a_call_site_is_the_callers_user_frames_outermost_first" in names
+
+
+def test_torch_files_are_installed_torch_or_a_source_checkout_on_any_os() -> None:
+    from dynaprof.model.torch_files import torch_file
+
+    assert torch_file("/usr/lib/python3.11/site-packages/torch/_dynamo/symbolic_convert.py")
+    assert torch_file("/home/dev/pytorch/torch/_inductor/scheduler.py")  # a source checkout
+    assert torch_file("C:\\Python311\\Lib\\site-packages\\torch\\nn\\utils\\parametrize.py")
+    assert not torch_file("/home/dev/project/model.py")
+    assert not torch_file("/usr/lib/python3.11/site-packages/torchao/quantization/quant_api.py")
+    assert not call_sites._user_frame("/home/dev/pytorch/torch/nn/modules/module.py")
+    assert call_sites._user_frame("/home/dev/project/train.py")

@@ -202,3 +202,18 @@ def test_long_files_are_listed_with_their_reason() -> None:
     listed = _long_files_listed()
     assert {p: n for p, n in long.items() if p not in listed} == {}, "over 600 lines: split it, or list it and why"
     assert sorted(p for p in listed if p not in long) == [], "listed as long but no longer is: drop the entry"
+
+
+def _torch_path_tests(module: str) -> list[int]:
+    """Lines of ``module`` that test a path for ``"/torch/"`` (``in`` / ``not in``) themselves."""
+    tree = ast.parse(_modules()[module].read_text())
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Constant) and node.left.value == "/torch/"
+            and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops)]
+
+
+def test_torch_files_are_told_by_one_rule() -> None:
+    """Capture and analysis ask ``model.torch_files.torch_file`` whether a file is torch's; nobody
+    spells the test again (a second spelling drifts, and a fix to the rule would miss it)."""
+    found = {m: lines for m in _modules() if (lines := _torch_path_tests(m))}
+    assert list(found) == ["dynaprof.model.torch_files"]
