@@ -38,6 +38,11 @@ def builds(mode: str, script: list[str]) -> list[float]:
     return [c["wall_s"] for c in calls if c["what"] == "load_pybinding"]
 
 
+def med(xs: list[float]) -> str:
+    """The median, or n/a: a variant that builds one kernel or none has no later builds."""
+    return f"{statistics.median(xs):.3f} s" if xs else "n/a"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="hifigan_weight_norm", choices=sorted(MODELS))
@@ -58,14 +63,12 @@ def main() -> None:
                   f"| {statistics.mean(rest) if rest else 0:.3f} s |", flush=True)
     print("\n| variant | mode | later builds, median of rounds | mean build, median | first build, median |")
     print("|---|---|---|---|---|")
-    def med(xs: list[float]) -> str:  # a variant that builds one kernel or none has no later builds
-        return f"{statistics.median(xs):.3f} s" if xs else "n/a"
-
     for variant in ("parametrized", "plain"):
         for mode in MODES:
             ts = got[(variant, mode)]
             print(f"| {variant} | {mode} | {med([sum(t[1:]) for t in ts])} "
                   f"| {med([statistics.mean(t[1:]) for t in ts if len(t) > 1])} | {med([t[0] for t in ts if t])} |")
+
 
 if __name__ == "__main__":
     main()

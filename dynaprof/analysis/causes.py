@@ -234,8 +234,7 @@ def stack_phases(session: Session) -> list[str]:
 
 
 def _user_file(f: FunctionRef) -> bool:
-    path = f.filename.replace("\\", "/")
-    return not (torch_file(path) or path.startswith("<"))
+    return not (torch_file(f.filename) or f.filename.startswith("<"))
 
 
 def _basename(path: str) -> str:

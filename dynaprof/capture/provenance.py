@@ -69,8 +69,7 @@ def _user_frame(stack_trace: str) -> tuple[str, int, str] | None:
     """The innermost frame of the stack trace in a file outside torch."""
     found = None
     for m in _FRAME.finditer(stack_trace):
-        path = m.group(1).replace("\\", "/")
-        if torch_file(path) or path.startswith("<"):
+        if torch_file(m.group(1)) or m.group(1).startswith("<"):
             continue
         found = (m.group(1), int(m.group(2)), m.group(3))
     return found
