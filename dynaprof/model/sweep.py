@@ -1,0 +1,164 @@
+"""A sweep (``dynaprof sweep``): one script run at several sizes, each point and repeat a run
+folder of its own, and the measures of each run the growth fit reads (``analysis.growth``).
+
+``sweep.json`` is this model through ``model.codec``, versioned like ``session.json``. It keeps
+facts (each run's measures and exact counts, or its error) and, for readers outside dynaprof, the
+growth fits made from them when it was written (``fits``: derived, made again by every command
+that reads the sweep, by today's rules). Times are seconds; a measure missing from a run's
+``measures`` was absent from that run (never stored as 0).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dynaprof.errors import SessionError
+from dynaprof.model.codec import DecodeError, from_json, to_json
+from dynaprof.model.store import atomic_write
+
+SWEEP_FILE = "sweep.json"
+#: Bump when a change would make an older dynaprof misread a sweep.
+SWEEP_SCHEMA_VERSION = 1
+SWEEP_SCHEMA_HISTORY = {1: "first version"}
+
+#: measure keys: ``total`` (total compile time), ``cause:<cause>`` (the cause x phase table's rows),
+#: ``group:<phase group>`` (its columns), ``restart_waste``; counts are keyed by ``COUNT_LABELS``
+TOTAL = "total"
+RESTART_WASTE = "restart_waste"
+CAUSE_PREFIX = "cause:"
+GROUP_PREFIX = "group:"
+
+#: exact counts of a run (summed over its frames), in the order reports list them
+COUNT_LABELS: dict[str, str] = {
+    "guards": "guards",
+    "fx_nodes": "FX nodes",
+    "instructions": "bytecode instructions traced",
+    "inlined_calls": "inlined calls",
+    "inlined_calls_discarded": "inlined calls restarts threw away",
+    "restarts": "restarts",
+    "recompiles": "recompiles",
+    "kernels": "Inductor kernels",
+    "aot_ops": "ops after AOT",
+}
+
+
+@dataclass
+class SweepParam:
+    """One ``--param NAME=V1,V2,...``: the environment variable set, and ``{NAME}`` in the arguments."""
+
+    name: str
+    values: list[str]
+
+
+@dataclass
+class PointRun:
+    """One run of one point (a fresh ``dynaprof run`` process)."""
+
+    repeat: int  # 1-based
+    run_dir: str  # relative to the sweep folder
+    exit_status: int | None
+    #: why the run gives no measures (or what went wrong in it); None when it ran and was read
+    error: str | None = None
+    wall_s: float | None = None
+    #: measure key (``TOTAL``, ``cause:...``, ``group:...``, ``RESTART_WASTE``) -> seconds, > 0
+    measures: dict[str, float] = field(default_factory=dict)
+    #: ``COUNT_LABELS`` key -> exact count; a count the run's torch did not expose is left out
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.exit_status == 0
+
+
+@dataclass
+class SweepPoint:
+    """One point: the value of every parameter (as typed) and its runs."""
+
+    values: dict[str, str]
+    x: float  # the first parameter's value: the size the growth is fitted against
+    runs: list[PointRun] = field(default_factory=list)
+
+
+@dataclass
+class GrowthFit:
+    """One fitted exponent as ``sweep.json`` gives it to outside readers (``analysis.growth.Fit``)."""
+
+    measure: str
+    kind: str  # ``time`` or ``count``
+    exponent: float | None
+    low: float | None
+    high: float | None
+    residual: float | None
+    points: int  # points the fit used
+    absent_at: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Sweep:
+    schema_version: int
+    params: list[SweepParam]
+    target: str
+    args: list[str]  # the script's arguments with ``{NAME}`` unreplaced
+    command: list[str]
+    repeat: int
+    cold: bool
+    start_time: str
+    torch_version: str | None = None
+    dynaprof_version: str | None = None
+    points: list[SweepPoint] = field(default_factory=list)
+    #: Ctrl-C stopped it: the points listed are those that finished
+    interrupted: bool = False
+    fits: list[GrowthFit] = field(default_factory=list)
+
+    @property
+    def axis(self) -> str:
+        """The parameter the growth is fitted against (the first one)."""
+        return self.params[0].name if self.params else "N"
+
+
+def sweep_to_text(sweep: Sweep) -> str:
+    return json.dumps(to_json(sweep), ensure_ascii=False, allow_nan=False, indent=1) + "\n"
+
+
+def save_sweep(sweep: Sweep, folder: Path) -> Path:
+    path = Path(folder) / SWEEP_FILE
+    atomic_write(path, sweep_to_text(sweep))
+    return path
+
+
+def is_sweep(path: Path) -> bool:
+    """Whether ``path`` is a sweep folder or its sweep.json."""
+    path = Path(path)
+    return (path.is_dir() and (path / SWEEP_FILE).is_file()) or (path.is_file() and path.name == SWEEP_FILE)
+
+
+def load_sweep(path: Path) -> Sweep:
+    """A sweep from its folder or sweep.json; SessionError (one line) on any problem."""
+    file = Path(path) / SWEEP_FILE if Path(path).is_dir() else Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SessionError(f"{file}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise SessionError(f"{file}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        data: Any = json.loads(text)
+    except (json.JSONDecodeError, RecursionError, ValueError) as e:
+        raise SessionError(f"{file}: not valid JSON ({e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("schema_version"), int):
+        raise SessionError(f"{file}: not a dynaprof sweep (no schema_version)")
+    if data["schema_version"] > SWEEP_SCHEMA_VERSION:
+        raise SessionError(f"{file}: written by a newer dynaprof (sweep schema {data['schema_version']}, this one "
+                           f"reads up to {SWEEP_SCHEMA_VERSION}); upgrade dynaprof to read it")
+    try:
+        sweep = from_json(Sweep, data)
+    except DecodeError as e:
+        raise SessionError(f"{file}: invalid sweep: {e}") from None
+    except RecursionError:
+        raise SessionError(f"{file}: invalid sweep: nested too deeply") from None
+    if not sweep.params:
+        raise SessionError(f"{file}: invalid sweep: no parameter")
+    return sweep
