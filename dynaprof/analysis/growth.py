@@ -305,8 +305,8 @@ def _flags(g: Growth) -> list[Flag]:
         faster = t.exponent > count.exponent
         why = ("the time grows faster than the work counted (a cost these counts miss, or noise)" if faster else
                "the time grows slower than the work counted (a fixed cost per compile weighs at these sizes)")
-        out.append(Flag(t, count, f"{t.label} grows as {t.text(g.axis)} but {count.label} as "
-                                  f"{count.text(g.axis)}: {why}"))
+        out.append(Flag(t, count, f"{t.label} grows as {t.text('N')} with {g.axis} but {count.label} as "
+                                  f"{count.text('N')}: {why}"))
     return out
 
 
@@ -321,7 +321,7 @@ def verdict(g: Growth) -> list[str]:
         lines.append(f"compile time: no exponent ({total.note})")
     else:
         first, last = total.medians[0], total.medians[-1]
-        lines.append(f"compile time grows as {total.text(g.axis)} with {g.axis}: "
+        lines.append(f"compile time grows as {total.text('N')} with {g.axis}: "
                      f"{fmt.seconds(first[1])} at {x_text(first[0])}, {fmt.seconds(last[1])} at {x_text(last[0])}"
                      + (f" (fit {total.residual_text()})" if total.residual is not None else ""))
     ranked = [f for f in g.mattering() if f.exponent is not None and _is_cause_or_group(f.measure)]
@@ -330,7 +330,7 @@ def verdict(g: Growth) -> list[str]:
         lo, hi = g.xs[0], g.xs[-1]
         at_lo = g.share(top, lo)
         start = f"{at_lo:.0%} of compile at {x_text(lo)}" if at_lo is not None else f"absent at {x_text(lo)}"
-        lines.append(f"{top.label} grows as {top.text(g.axis)} with {g.axis}: it is {start} and "
+        lines.append(f"{top.label} grows as {top.text('N')} with {g.axis}: it is {start} and "
                      f"{g.share(top, hi) or 0.0:.0%} at {x_text(hi)}")
     return lines
 

@@ -18,6 +18,7 @@ from dynaprof.version import __version__
 #: subcommand modules, in the order `--help` lists them
 _COMMAND_MODULES = (
     "dynaprof.cli.run",
+    "dynaprof.cli.sweep",
     "dynaprof.cli.report",
     "dynaprof.cli.compare",
     "dynaprof.cli.pr",

@@ -111,6 +111,8 @@ class Sweep:
     points: list[SweepPoint] = field(default_factory=list)
     #: Ctrl-C stopped it: the points listed are those that finished
     interrupted: bool = False
+    #: ``--project NAME=V``: the size the reports project each cost to; None: none asked
+    project_at: float | None = None
     fits: list[GrowthFit] = field(default_factory=list)
 
     @property
