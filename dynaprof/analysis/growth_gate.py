@@ -123,7 +123,7 @@ class GrowthCheck:
 
 def _held(g: Growth, f: Fit, bound: float) -> tuple[bool, str]:
     """(breached, the line saying so)."""
-    text = f"{f.label} grows as {f.text(g.axis, 2)}"
+    text = f"{f.label} grows as {f.text('N', 2)}"
     if f.exponent is None:
         return False, f"{text}: not checked"
     if f.low is not None:

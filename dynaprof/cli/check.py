@@ -61,11 +61,21 @@ class CheckCommand:
         g.add_argument("--max-eager-fallbacks", type=_number(int, ""), metavar="N",
                        help="calls run uncompiled because their frame hit the recompile limit (each frame "
                             "that hit it counts at least 1)")
+        g.add_argument("--max-growth", action="append", metavar="K|CAUSE=K",
+                       help="a sweep (dynaprof sweep): exit 1 when a growth exponent's interval lies above K "
+                            "(compile time and every cost over 5%% of it), or CAUSE's (a cause, phase group or "
+                            "count); repeatable")
         g.add_argument("--baseline", type=Path, metavar="RUN", help="baseline run for --max-regression")
         g.add_argument("--max-regression", type=_number(float, "%"), metavar="PCT",
                        help="allowed growth of total compile time over --baseline, in percent")
 
     def run(self, args: argparse.Namespace) -> int:
+        from dynaprof.model.sweep import is_sweep
+
+        if args.max_growth or is_sweep(args.run):  # a sweep's growth exponents
+            from dynaprof.cli.sweep_gates import check_sweep
+
+            return check_sweep(args)
         if args.max_regression is not None and args.baseline is None:
             raise DynaprofError("--max-regression needs --baseline RUN to compare with")
         if args.baseline is not None and args.max_regression is None:

@@ -156,6 +156,12 @@ class CompareCommand:
             raise DynaprofError(f"compare needs BASE and NEW (got {fmt.plural(len(args.pair), 'path')}), "
                                 "or --base RUN... --new RUN...")
         args.base, args.new = args.pair
+        from dynaprof.model.sweep import is_sweep
+
+        if is_sweep(args.base) or is_sweep(args.new):  # two sweeps: their growth exponents
+            from dynaprof.cli.sweep_gates import compare_sweeps_cli
+
+            return compare_sweeps_cli(args, (run_name(args.base), run_name(args.new)), args.output)
         if args.rank is not None:
             args.base, args.new = ranks_support.pick_rank(args.base, args.rank), ranks_support.pick_rank(args.new,
                                                                                                          args.rank)

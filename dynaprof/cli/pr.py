@@ -114,6 +114,12 @@ class PrCommand:
             loaded = [(pool([s for s, _ in side]), side[0][1]) for side in sides]
             firsts = [args.base_runs[0], args.new_runs[0]]
         else:
+            from dynaprof.model.sweep import is_sweep
+
+            if len(args.runs) == 2 and any(is_sweep(p) for p in args.runs):  # two sweeps' growth exponents
+                from dynaprof.cli.sweep_gates import pr_sweeps_cli
+
+                return pr_sweeps_cli(args)
             loaded = [_load(p) for p in args.runs]
             firsts = list(args.runs)
         if len(loaded) == 1:

@@ -495,6 +495,9 @@ class Repeat:
     phases: dict[str, float] = field(default_factory=dict)
     #: cause -> sampled seconds in that run (``Axes.causes``); empty when it was not sampled
     causes: dict[str, float] = field(default_factory=dict)
+    #: when that run started (``RunInfo.start_time``): which side's runs came first when two are
+    #: compared; None in sessions from before it was recorded
+    start_time: str | None = None
 
 
 @dataclass
