@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dynaprof import fmt
-from dynaprof.analysis.noise import Verdict, noise_verdicts
+from dynaprof.analysis.noise import DEFAULT_MARGIN, Verdict, block_note, noise_verdicts
 from dynaprof.model.session import (
     CATEGORIES,
     CATEGORY_LABELS,
@@ -56,6 +56,10 @@ FRAME_WORK: dict[str, str] = {
     "graph_op_count": "FX ops", "aot_graph_ops": "ops after AOT", "inductor_ir_nodes": "IR nodes",
     "inductor_kernels": "kernels", "python_calls": "Python calls", "guard_count": "guards", "restarts": "restarts",
 }
+#: the run-level counts that are exact (the same work counts the same every run), so any change is a real
+#: one and leads the verdict, before the noisy seconds (``exact_changes``); cpu_instructions is a
+#: hardware counter and python_calls needs --cprofile: neither is in
+EXACT_COUNTS = ("fx_nodes", "fx_ops", "aot_ops", "ir_nodes", "kernels", "instructions", "guards")
 FRAME_METRICS = ("compile_s", "calls", "restarts", "guards", "inlined_calls", "graph_breaks", "parametrization_s")
 
 FrameKey = tuple[str, str, int]
@@ -110,6 +114,10 @@ class Comparison:
     #: repeated runs (``--repeat N``) on a side: the total's and each phase's change with its 95%
     #: interval and noise verdict (``analysis.noise``); empty otherwise
     noise: list[Verdict] = field(default_factory=list)
+    #: the practical margin of the noise verdicts (a fraction)
+    margin: float = DEFAULT_MARGIN
+    #: why the runs' order may bias the verdict (all of a side's runs came first); empty otherwise
+    order_note: str = ""
 
 
 def frame_key(f: CompiledFrame) -> FrameKey:
@@ -235,7 +243,9 @@ def match_frames(base: list[CompiledFrame], new: list[CompiledFrame]) -> tuple[
     return pairs, only_base, only_new
 
 
-def compare_sessions(base: Session, new: Session, normalize: bool = False) -> Comparison:
+def compare_sessions(base: Session, new: Session, normalize: bool = False,
+                     margin: float = DEFAULT_MARGIN) -> Comparison:
+    """BASE against NEW; ``margin`` is the noise verdicts' practical margin (a fraction)."""
     bs, ns = _scale(base, normalize), _scale(new, normalize)
     bm, nm = run_metrics(base, normalize), run_metrics(new, normalize)
     totals = {k: Change(bm[k], nm[k]) for k in METRICS}
@@ -250,8 +260,48 @@ def compare_sessions(base: Session, new: Session, normalize: bool = False) -> Co
     cmp = Comparison(normalize, totals, cats, pairs, only_base, only_new)
     cmp.causes, cmp.cause_phases, cmp.cause_note = _cause_view(base.axes, new.axes, bs, ns)
     cmp.headline = headline(cmp, base.total_compile_s, new.total_compile_s)
-    cmp.noise = noise_verdicts(base, new)
+    cmp.noise = noise_verdicts(base, new, margin)
+    cmp.margin = margin
+    cmp.order_note = block_note(base, new) if cmp.noise else ""
     return cmp
+
+
+def exact_changes(cmp: Comparison) -> list[tuple[str, Change]]:
+    """The exact counts (``EXACT_COUNTS``) known on both sides that differ, in that order."""
+    return [(k, c) for k in EXACT_COUNTS if (c := cmp.totals[k]).base is not None and c.new is not None
+            and c.changed]
+
+
+#: how ``exact_text`` names each exact count
+EXACT_LABELS = {"fx_nodes": "FX nodes", "fx_ops": "FX ops", "aot_ops": "ops after AOT", "ir_nodes": "IR nodes",
+                "kernels": "kernels", "instructions": "bytecode instructions", "guards": "guards"}
+#: the verdict word of a change in exact counts
+REAL = "real difference"
+
+
+def exact_text(cmp: Comparison) -> str:
+    """``exact counts differ, so the work differs: FX nodes 98 -> 162 (+64), guards 417 -> 2,639
+    (+2,222)``; empty when every known count is the same."""
+    moved = exact_changes(cmp)
+    if not moved:
+        return ""
+    return "exact counts differ, so the work differs (no margin: a count has no noise): " + ", ".join(
+        f"{EXACT_LABELS[k]} {value(k, c.base, False)} -> {value(k, c.new, False)} "
+        f"({value(k, c.delta, False, True)})" for k, c in moved)
+
+
+def verdict_lines(cmp: Comparison) -> list[tuple[str, str]]:
+    """(verdict word, sentence) in the order a reader needs them: a change in exact counts first
+    (a real difference whatever the seconds say), then the total compile time's noise verdict,
+    then the block-order note (word ``note``)."""
+    out = []
+    if text := exact_text(cmp):
+        out.append((REAL, text))
+    if cmp.noise:
+        out.append((cmp.noise[0].verdict, cmp.noise[0].text()))
+    if cmp.order_note:
+        out.append(("note", cmp.order_note))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,8 +33,9 @@ def median_repeat(compile_s: Sequence[float]) -> int:
 
 
 def make_repeat(index: int, session: Session, cold: bool) -> Repeat:
-    """What a session of one run keeps of another: its totals, per-frame compile times, phases, and
-    sampled seconds per cause (the cause x phase view, derived here from its samples)."""
+    """What a session of one run keeps of another: its totals, per-frame compile times, phases,
+    sampled seconds per cause (the cause x phase view, derived here from its samples) and when it
+    started."""
     phases: dict[str, float] = {}
     frames: list[CompiledFrame] = session.outermost_frames()
     for f in frames:
@@ -43,7 +44,8 @@ def make_repeat(index: int, session: Session, cold: bool) -> Repeat:
     view = session.axes if session.axes is not None else axes(session)[0]
     by_cause = {k: stored_s(v) for k, v in sorted(view.causes.items())} if view is not None else {}
     return Repeat(index, stored_s(session.total_compile_s), session.run.wall_s, session.run.exit_status, cold,
-                  {f.key: f.compile_time_s for f in session.frames}, dict(sorted(phases.items())), by_cause)
+                  {f.key: f.compile_time_s for f in session.frames}, dict(sorted(phases.items())), by_cause,
+                  session.run.start_time or None)
 
 
 def combine(sessions: Sequence[Session], cold: bool) -> Session:

@@ -8,11 +8,13 @@ prints the headline on stderr.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from pathlib import Path
 
 from dynaprof import fmt
-from dynaprof.analysis.compare import Comparison, cause_changes, cause_text, compare_sessions, value
+from dynaprof.analysis.compare import Comparison, cause_changes, cause_text, compare_sessions, value, verdict_lines
+from dynaprof.analysis.noise import DEFAULT_MARGIN
 from dynaprof.cli import ranks_support
 from dynaprof.cli.common import display_path, info, prepare_out_dir, write_files
 from dynaprof.errors import DynaprofError
@@ -53,6 +55,22 @@ def default_out_dir(base: str, new: str) -> Path:
         path = root.with_name(f"{root.name}-{n}")
         n += 1
     return path
+
+
+def add_margin_option(p: argparse.ArgumentParser) -> None:
+    """``--margin PCT``, for compare and pr."""
+    p.add_argument("--margin", type=float, metavar="PCT", default=100 * DEFAULT_MARGIN,
+                   help="the practical margin, in percent: a change of compile time smaller than this is within "
+                        f"noise whatever its interval says (default {100 * DEFAULT_MARGIN:g}, this project's test "
+                        "machine's run-to-run spread: docs/reports.md)")
+
+
+def margin_of(args: argparse.Namespace) -> float:
+    """``--margin PCT`` as a fraction; a one-line error outside 0-100."""
+    pct = float(args.margin)
+    if not (math.isfinite(pct) and 0 <= pct < 100):
+        raise DynaprofError(f"--margin must be a percentage from 0 up to 100, got {pct:g}")
+    return pct / 100
 
 
 def explain_lines(cmp: Comparison, limit: int = 3) -> list[str]:
@@ -144,8 +162,10 @@ class CompareCommand:
         p.add_argument("--force", action="store_true", help="write into an existing non-empty DIR")
         p.add_argument("--rank", type=int, metavar="N",
                        help="multi-rank runs (torchrun): compare rank N only (default: every rank, rank by rank)")
+        add_margin_option(p)
 
     def run(self, args: argparse.Namespace) -> int:
+        margin_of(args)  # a bad --margin fails before anything is loaded
         if args.base_runs or args.new_runs:
             if args.pair or not (args.base_runs and args.new_runs):
                 raise DynaprofError("give BASE NEW, or --base RUN... --new RUN... (several runs per side)")
@@ -186,11 +206,11 @@ class CompareCommand:
         if names[0] == names[1]:
             names = (f"{names[0]}-base", f"{names[1]}-new")
         out_dir = prepare_out_dir(args.output or default_out_dir(*names), args.force)
-        cmp = compare_sessions(base, new, normalize=args.normalize)
+        cmp = compare_sessions(base, new, normalize=args.normalize, margin=margin_of(args))
         written = write_files(out_dir, render_compare(cmp, base, new, names=names))
         info(f"dynaprof compare: {names[0]} -> {names[1]}{' (normalized)' if args.normalize else ''}")
-        if cmp.noise:  # repeated runs: the change, its interval and whether it is noise first
-            info(f"  {cmp.noise[0].text()}")
+        for word, text in verdict_lines(cmp):  # exact counts, the noise verdict and the runs' order first
+            info(f"  {'note: ' if word == 'note' else ''}{fmt.terminal_safe(text)}")
         info(f"  {cmp.headline}")
         for line in explain_lines(cmp):
             info(f"  {line}")

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 from dynaprof.cli.common import display_path, info, write_files
+from dynaprof.cli.compare import add_margin_option, margin_of
 from dynaprof.errors import DynaprofError
 from dynaprof.model.session import Session
 from dynaprof.model.store import SESSION_FILE, load_session
@@ -91,6 +92,7 @@ class PrCommand:
         p.add_argument("-o", "--output", type=Path, metavar="DIR", help="output folder (default: RUN/pr or NEW/pr)")
         p.add_argument("--number", default="N", metavar="PR", help="the pull request number for the gh line")
         p.add_argument("--max-rows", type=int, default=12, metavar="N", help="rows shown in tables (default 12)")
+        add_margin_option(p)
 
     def run(self, args: argparse.Namespace) -> int:
         pooled = bool(args.base_runs or args.new_runs)
@@ -102,6 +104,7 @@ class PrCommand:
             raise DynaprofError(f"--max-rows must be at least 1, got {args.max_rows}")
         if not (args.number == "N" or args.number.isdigit()):
             raise DynaprofError(f"--number must be a pull request number, got {args.number!r}")
+        margin = margin_of(args)
         # imported here: every other command starts without the renderers
         from dynaprof.analysis.compare import compare_sessions
         from dynaprof.render.pr_pictures import pr_compare_files, pr_files
@@ -133,7 +136,8 @@ class PrCommand:
             if names[0] == names[1]:
                 names = (f"{names[0]}-base", f"{names[1]}-new")
             base_ctx, new_ctx = _ctx(base, options), _ctx(new, options)
-            files = pr_compare_files(compare_sessions(base, new), base, new, names, base_ctx, new_ctx, options)
+            cmp = compare_sessions(base, new, margin=margin)
+            files = pr_compare_files(cmp, base, new, names, base_ctx, new_ctx, options)
         out = _prepare(args.output or folder / PR_DIR)
         written = write_files(out, dict(files))
         info(f"dynaprof: wrote {display_path(out)}/: " + ", ".join(sorted(p.name for p in written)))

@@ -18,6 +18,7 @@ from dynaprof.analysis.compare import (
     FRAME_METRICS,
     FRAME_WORK,
     METRICS,
+    REAL,
     Change,
     Comparison,
     biggest_changes,
@@ -26,6 +27,7 @@ from dynaprof.analysis.compare import (
     change_text,
     delta_text,
     value,
+    verdict_lines,
     work_cell,
     work_changes,
 )
@@ -102,7 +104,13 @@ def frame_rows(cmp: Comparison) -> list[tuple[str, str, list[str], float | None]
 def noise_cells(v: noise.Verdict) -> list[str]:
     """A verdict as table cells: measure, medians, change, interval, verdict (escaped)."""
     return [md.md_escape(v.what), fmt.seconds(v.base_median), fmt.seconds(v.new_median), v.change_text(),
-            v.interval_text() or "none (one run)", md.md_escape(v.verdict)]
+            v.interval_text() or f"none (under {noise.MIN_RUNS} runs)", md.md_escape(v.verdict)]
+
+
+def method_text(cmp: Comparison) -> str:
+    """How the noise verdict is reached, in one sentence."""
+    return (f"{noise.LEVEL:.0%} interval: {noise.METHOD}; {noise.WITHIN} when it holds x1 or the change is under "
+            f"the {cmp.margin:.0%} margin; {noise.TOO_FEW} under {noise.MIN_RUNS} runs a side")
 
 
 def environment_rows(base: Session, new: Session) -> list[tuple[str, str, str]]:
@@ -170,11 +178,11 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
         return md.md_escape(text, limit).replace(" -&gt; ", " → ")
 
     out = [f"### dynaprof compare: {e(names[0])} -> {e(names[1])}", ""]
-    if cmp.noise:  # repeated runs: the change, its interval and the noise verdict lead
-        lead = cmp.noise[0]
-        out += [f"**{e(lead.verdict.capitalize())}:** {e(lead.text(), 600)}", "",
-                f"_{noise.LEVEL:.0%} interval: {noise.METHOD}, {noise.RESAMPLES:,} resamples; "
-                f"{noise.WITHIN} when it holds x1._", ""]
+    # exact counts that moved, then the noise verdict of repeated runs, then how the runs were ordered
+    for word, text in verdict_lines(cmp):
+        out += [f"> Note: {e(text, 600)}" if word == "note" else f"**{e(word.capitalize())}:** {e(text, 1000)}", ""]
+    if cmp.noise:
+        out += [f"_{e(method_text(cmp))}._", ""]
     out += [f"**{'Normalized (shares of compile time)' if cmp.normalize else 'Change'}:** {e(cmp.headline, 1000)}"]
     for c in caveats(base, new, cmp.normalize):
         out += ["", f"> Note: {e(c, 300)}"]
@@ -305,9 +313,11 @@ def compare_view(cmp: Comparison, base: Session, new: Session, svgs: dict[str, s
                        for f in found[:max_rows]], total=len(found))))
     env = h.table([h.Col("setting"), h.Col("BASE"), h.Col("NEW")], [list(r) for r in environment_rows(base, new)],
                   sortable=False)
-    noise_line = [f"over repeated runs, {_arrows(cmp.noise[0].text())} ({noise.METHOD}; {noise.WITHIN} when the "
-                  "interval holds x1)"] if cmp.noise else []
-    return CompareView(_arrows(cmp.headline), kpis, noise_line + caveats(base, new, cmp.normalize),
+    lead = [_arrows(text) if word == "note" else f"{REAL}: {_arrows(text)}" if word == REAL else
+            f"over repeated runs, {_arrows(text)}" for word, text in verdict_lines(cmp)]
+    if cmp.noise:
+        lead.append(method_text(cmp))
+    return CompareView(_arrows(cmp.headline), kpis, lead + caveats(base, new, cmp.normalize),
                        _row_table("metric", total_rows(cmp)), causes, attribution, graphs, frames, only, env,
                        cache_section.compare_view(base, new))
 

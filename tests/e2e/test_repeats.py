@@ -172,13 +172,13 @@ def test_compare_pools_several_runs_per_side(tmp_path: Path) -> None:
     r = run_dynaprof(["compare", "--base", *paths["base"], "--new", *paths["new"], "-o", str(tmp_path / "out")],
                      cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "total compile: 1.00 s -> 2.00 s, x2.00" in r.stderr and "3 vs 3 runs): slower" in r.stderr
+    assert "total compile: 1.00 s -> 2.00 s, x2.04" in r.stderr and "3 vs 3 runs; margin 10%): slower" in r.stderr
     assert "3 vs 3 runs" in (tmp_path / "out" / "compare.md").read_text()
     pr = run_dynaprof(["pr", "--base", *paths["base"], "--new", *paths["new"], "-o", str(tmp_path / "pr")],
                       cwd=tmp_path)
     assert pr.returncode == 0, pr.stderr
     comment = (tmp_path / "pr" / "comment.md").read_text()
-    assert "3 vs 3 runs): slower" in comment.split("####")[0]  # the comment leads with the verdict
+    assert "3 vs 3 runs; margin 10%): slower" in comment.split("####")[0]  # the comment leads with the verdict
     bad = run_dynaprof(["compare", paths["base"][0], "--new", paths["new"][0]], cwd=tmp_path)
     assert bad.returncode == 2 and "--base RUN... --new RUN..." in bad.stderr and "Traceback" not in bad.stderr
     one = run_dynaprof(["compare", paths["base"][0]], cwd=tmp_path)
