@@ -114,11 +114,22 @@ def terminal_safe(text: str) -> str:
     return flat if flat.isprintable() else "".join(c if c.isprintable() else "?" for c in flat)
 
 
-def table(headers: list[str], rows: list[list[str]], align: str = "") -> list[str]:
-    """Plain-text columns; ``align`` holds 'l'/'r' per column (default: left)."""
+def table(headers: list[str], rows: list[list[str]], align: str = "", width: int | None = None,
+          wrap: int | None = None, own_line: bool = False) -> list[str]:
+    """Plain-text columns; ``align`` holds 'l'/'r' per column (default: left). With ``width`` and
+    ``wrap`` (a column's index), a table wider than ``width`` narrows that column and wraps its
+    cells onto lines of their own below the row; where even ``MIN_WRAP`` columns would not leave
+    it room (or with ``own_line``), a cell too long for the column goes on a line of its own above
+    its row, as long as it is. A name is never cut to an ellipsis that two rows could share. A cell's leading spaces (a
+    sub-row's indent) carry onto its continuation lines."""
     widths = [len(h) for h in headers]
     for row in rows:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    if width is not None and wrap is not None:
+        over = sum(widths) + 2 * (len(widths) - 1) - width
+        if over > 0:
+            own_line = own_line or widths[wrap] - over < MIN_WRAP
+            widths[wrap] = max(MIN_WRAP, len(headers[wrap]), widths[wrap] - over)
 
     def line(cells: list[str]) -> str:
         out = []
@@ -127,7 +138,39 @@ def table(headers: list[str], rows: list[list[str]], align: str = "") -> list[st
             out.append(c.rjust(widths[i]) if right else c.ljust(widths[i]))
         return "  ".join(out).rstrip()
 
-    return [line(headers), *(line(r) for r in rows)]
+    out = [line(headers)]
+    for row in rows:
+        if wrap is None or len(row[wrap]) <= widths[wrap]:
+            out.append(line(row))
+        elif own_line:  # the columns before it, the cell as long as it is, then the row without them
+            lead = "".join(c.ljust(widths[i]) + "  " for i, c in enumerate(row[:wrap]))
+            room = max(MIN_WRAP, (width or 0) - len(lead)) if width else len(row[wrap])
+            out += [(lead if k == 0 else " " * len(lead)) + p for k, p in enumerate(wrap_cell(row[wrap], room))]
+            out.append(line([c if i > wrap else "" for i, c in enumerate(row)]))
+        else:
+            parts = wrap_cell(row[wrap], widths[wrap])
+            out.append(line([parts[0] if i == wrap else c for i, c in enumerate(row)]))
+            out += [line([p if i == wrap else "" for i in range(len(row))]) for p in parts[1:]]
+    return out
+
+
+#: the narrowest a wrapped table column gets
+MIN_WRAP = 12
+
+
+def wrap_cell(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken after a space, a path separator or
+    a dot where it can, else anywhere; every character kept."""
+    indent = text[: len(text) - len(text.lstrip(" "))]
+    rest, out = text[len(indent):], []
+    room = max(1, width - len(indent))
+    while len(rest) > room:
+        # a space if it leaves the line at least half full, else a path's or name's joint
+        cut = next((pos for c in " /_." if (pos := rest.rfind(c, 1, room + 1)) >= room // 2), -1)
+        cut = cut + 1 if cut > 0 else room
+        out.append(indent + rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    return [*out, indent + rest]
 
 
 def run_outcome(reason: str, status: int | None) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dynaprof.fmt import stored_s
+from dynaprof.model.code_names import code_label
 from dynaprof.model.journal import KERNEL_CAUSE, KERNEL_WAIT_CAUSE
 from dynaprof.model.session import (
     CAUSE_PARAMETRIZATION,
@@ -237,10 +238,6 @@ def _user_file(f: FunctionRef) -> bool:
     return not (torch_file(f.filename) or f.filename.startswith("<"))
 
 
-def _basename(path: str) -> str:
-    return path.replace("\\", "/").rsplit("/", 1)[-1]
-
-
 def _parametrization_class(f: FunctionRef) -> bool:
     """A traced method of the parametrization module itself (not torch's container plumbing)."""
     path = f.filename.replace("\\", "/")
@@ -261,7 +258,7 @@ def traced_cause(traced: Sequence[FunctionRef]) -> tuple[str, str] | None:
             return CAUSE_PARAMETRIZATION, f"{f.name} inside the compiled code"
     for f in reversed(traced):
         if f.kind == "traced" and _user_file(f):
-            label = f"{f.name} ({_basename(f.filename)}:{f.lineno})"
+            label = code_label(f.name, f.filename, f.lineno)
             return label, label
     return None
 

@@ -1,8 +1,9 @@
 """Findings: what a compiler engineer should look at first, each as one sentence with seconds.
 
-``findings(session)`` returns them heaviest first; ``hottest(session)`` is the sentence the
-terminal summary and the reports lead with. Sentences speak in the user's terms (their
-properties, their functions) and always carry seconds and share of compile time.
+``findings(session)`` returns them ranked by the seconds a user could save (``Finding.seconds``,
+one rule per finding, tabled in docs/attribution.md); ``hottest(session)`` is the sentence the
+terminal summary and every report lead with. A sentence names its cause first, then the seconds,
+then the phase that took them, in at most ``VERDICT_CHARS`` characters; names are never cut.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from dataclasses import dataclass
 
 from dynaprof import fmt
 from dynaprof.analysis.causes import phase_seconds
+from dynaprof.analysis.recompile_causes import SIZES, RecompileCause, recompile_cause
 from dynaprof.model.cause_labels import via_classes
+from dynaprof.model.code_names import RESUME_PREFIX
 from dynaprof.model.reason_words import reason_words
 from dynaprof.model.session import (
     CATEGORY_LABELS,
     CAUSE_PARAMETRIZATION,
-    CAUSE_TOOLCHAIN,
     CAUSE_UNKNOWN,
     CAUSE_WHOLE_GRAPH,
     PARAMETRIZE_FILE,
@@ -28,16 +30,19 @@ from dynaprof.model.session import (
     display_id,
     display_name,
 )
-from dynaprof.model.toolchain import toolchain_seconds
+from dynaprof.model.toolchain import repaid_seconds, toolchain_seconds
 
 
 @dataclass(frozen=True)
 class Finding:
     key: str
+    #: the rank: the seconds a user could save by acting on it (docs/attribution.md, "ranking")
     seconds: float
     text: str
     #: what to try, in one line, where a remedy is known and was measured (docs/causes.md)
     remedy: str | None = None
+    #: the cause it is given to, where that is not its key (recompiles a parametrization causes)
+    cause: str | None = None
 
 
 #: remedies, each applied to a sample by benchmarks/bench_causes.py (figures in docs/causes.md)
@@ -50,6 +55,10 @@ REMEDY_UNWRAP = (
 )
 REMEDY_REGISTER_OUTSIDE = (
     "register parametrizations once, outside the compiled forward (peft: merge_and_unload() for inference)"
+)
+REMEDY_FOLD_RECOMPILES = (
+    "for inference, fold the parametrizations in (torch.nn.utils.parametrize.remove_parametrizations(module, name, "
+    "leave_parametrized=True)): the modules get their class back; for training no remedy is known"
 )
 REMEDY_DYNAMIC = (
     "the size changes between calls: torch._dynamo.mark_dynamic(tensor, dim) or torch.compile(..., dynamic=True)"
@@ -96,15 +105,23 @@ def _parametrization(session: Session, total: float) -> Finding | None:
     return Finding("parametrization", secs, text)
 
 
-def _parametrization_name(session: Session) -> str:
-    """``parametrization (64 properties via Parametrization: Linear.weight x32, Linear.bias x32)``."""
+def _parametrization_name(session: Session, labels: int = 3) -> str:
+    """``parametrization (64 properties via Parametrization: Linear.weight x32, Linear.bias x32)``;
+    ``labels``: how many property labels to name (0: none, and no classes either)."""
     summary = parametrization_summary(session)
     vias = sorted({c for label in (session.axes.parametrizations if session.axes else {}) for c in via_classes(label)})
-    via = f" via {', '.join(vias[:3])}" if vias else ""
+    via = f" via {', '.join(vias[:3])}" if vias and labels else ""
     if summary is None:
         return f"parametrization{' (' + via.strip() + ')' if via else ''}"
     n, _secs, items = summary
-    return f"parametrization ({n} propert{'y' if n == 1 else 'ies'}{via}: {_labels(items)})"
+    listed = f": {_labels(items, labels)}" if labels else ""
+    return f"parametrization ({n} propert{'y' if n == 1 else 'ies'}{via}{listed})"
+
+
+def _fit(variants: list[str]) -> str:
+    """The first of ``variants`` (each shorter than the one before) that fits ``VERDICT_CHARS``,
+    else the last: a sentence drops its clauses, never cuts a name."""
+    return next((v for v in variants if len(v) <= VERDICT_CHARS), variants[-1])
 
 
 def _causes(session: Session, total: float) -> list[Finding]:
@@ -129,15 +146,18 @@ def _cause(session: Session, total: float, key: str, secs: float) -> Finding:
     assert ax is not None
     phases = [(p, v) for p, v in phase_seconds(ax, key).items() if v >= 0.03 * secs][:3]
     parts = [f"{fmt.seconds(v)} {PHASE_LABELS.get(p, p)}" for p, v in phases]
-    name = _parametrization_name(session) if key == CAUSE_PARAMETRIZATION else key
-    head = f"{name} cost {fmt.seconds(secs)} of {fmt.seconds(total)} compile ({fmt.pct(secs, total)})"
-    text = head + _phases_said(parts)
-    while len(text) > VERDICT_CHARS and len(parts) > 1:  # the verdict stays one short sentence
-        parts = parts[:-1]
-        text = head + _phases_said(parts)
     wasted = ax.restart_waste.by_cause.get(key, 0.0)
-    if wasted > 0.01 * secs:
-        text += f"; {fmt.seconds(wasted)} of it in attempts that restarts threw away"
+    waste = f"; {fmt.seconds(wasted)} of it in attempts that restarts threw away" if wasted > 0.01 * secs else ""
+    recompiled = _caused_recompiles(session, key)
+    waste += f"; it caused {recompiled}" if recompiled else ""
+    names = ([_parametrization_name(session, k) for k in (3, 2, 1, 0)] if key == CAUSE_PARAMETRIZATION
+             else [key])
+    variants = []
+    for name in names:  # the verdict stays one short sentence: fewer phases, then fewer labels
+        head = f"{name} cost {fmt.seconds(secs)} of {fmt.seconds(total)} compile ({fmt.pct(secs, total)})"
+        variants += [head + _phases_said(parts[:k]) + w for w in (waste, "") for k in range(len(parts), 0, -1)]
+        variants.append(head)
+    text = _fit(variants)
     remedy = None
     if key == CAUSE_PARAMETRIZATION:
         unwrap = any("UnwrapTensorSubclass" in label for label in ax.parametrizations)
@@ -176,18 +196,25 @@ def _toolchain(session: Session, total: float) -> Finding | None:
     secs = sum(row.values())
     if secs < 0.5 or secs < 0.05 * total:
         return None
-    cause = max(row.items(), key=lambda kv: kv[1])[0]
-    shared = cause == CAUSE_TOOLCHAIN
-    whose = ("shared by the kernels of several causes" if shared
-             else f"counted under {cause}, the only cause whose kernels needed it")
-    return Finding(
-        "toolchain",
-        secs if shared else secs * 0.5,  # shared, it is no cause's: this finding is the only one to say it
-        f"the first C++ kernel in this process paid {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile) of "
-        f"one-time toolchain setup (vector-ISA probe, precompiled header), {whose}; later runs on this machine "
-        "reuse the header from torchinductor_$USER/precompiled_headers in the temp dir (TMPDIR; "
-        "TORCHINDUCTOR_CACHE_DIR does not move it)",
-    )
+    again = _repaid_share(session) * secs
+    text = _fit([
+        f"toolchain setup: {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile) in the first C++ kernel build, "
+        f"paid once per machine: the next run here reuses its builds and pays about {fmt.seconds(again)}",
+        f"toolchain setup: {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile), paid once per machine: "
+        f"the next run pays about {fmt.seconds(again)}",
+    ])
+    # ranked by what the next run still pays: the rest is gone by itself
+    return Finding("toolchain", again, text)
+
+
+def _repaid_share(session: Session) -> float:
+    """The share of the sampled toolchain setup that the next run on this machine pays again
+    (``model.toolchain.repaid_seconds``); 1 where unknown."""
+    if session.samples is None:
+        return 1.0
+    stacks, functions = session.samples.stacks, session.functions
+    setup = toolchain_seconds(stacks, functions)
+    return repaid_seconds(stacks, functions) / setup if setup > 0 else 1.0
 
 
 def _fused_kernels(session: Session, total: float) -> Finding | None:
@@ -245,17 +272,15 @@ def _restarts(session: Session, total: float) -> Finding | None:
     if site is not None:
         why += f", raised at {fmt.location(site[0], site[1])}"
     by_cause = session.axes.restart_waste.by_cause if session.axes else {}
-    if by_cause:
-        what, _ = max(by_cause.items(), key=lambda kv: kv[1])
-        if what != CAUSE_WHOLE_GRAPH:
-            why += f"; while tracing {_parametrization_name(session) if what == CAUSE_PARAMETRIZATION else what}"
-    return Finding(
-        "restarts",
-        wasted,
-        f"{fmt.plural(n, 'restart')} of analysis in {len(frames)} "
-        f"{'frame' if len(frames) == 1 else 'frames'} threw away {fmt.seconds(wasted)} "
-        f"({fmt.pct(wasted, total)} of compile){why}",
-    )
+    what = max(by_cause.items(), key=lambda kv: kv[1])[0] if by_cause else CAUSE_WHOLE_GRAPH
+    subject = (f"{_parametrization_name(session, 0) if what == CAUSE_PARAMETRIZATION else what}: "
+               if what != CAUSE_WHOLE_GRAPH else "")
+    head = (f"{subject}{fmt.plural(n, 'restart')} in {fmt.plural(len(frames), 'frame')} threw away "
+            f"{fmt.seconds(wasted)} ({fmt.pct(wasted, total)} of compile) of Dynamo tracing")
+    reason, _, raised = why.partition(", raised at")
+    return Finding("restarts", wasted, _fit([head + why, f"{head}; raised at{raised}" if raised else head,
+                                             head + reason, head]),
+                   cause=None if what == CAUSE_WHOLE_GRAPH else what)
 
 
 def discarded_seconds(f: CompiledFrame) -> float | None:
@@ -269,92 +294,113 @@ def discarded_seconds(f: CompiledFrame) -> float | None:
     return float(before) if isinstance(before, (int, float)) else None
 
 
-def _recompiles(session: Session, total: float) -> Finding | None:
-    groups: dict[tuple[int, str, str, int], list[CompiledFrame]] = defaultdict(list)
-    for f in session.frames:
-        if f.kind != "backward":  # a backward compile is its forward's other half, not a recompile
-            groups[(f.generation, f.name, f.filename, f.lineno)].append(f)
-    worst = max(groups.values(), key=lambda g: (len(g), sum(f.compile_time_s or 0 for f in g)), default=[])
-    if len(worst) < 2:
-        return None
-    secs = sum(f.compile_time_s or 0.0 for f in worst[1:])
-    reason = next((f.recompile_reason for f in reversed(worst) if f.recompile_reason), None)
-    name, filename, lineno = display_name(worst[0])
-    why = f"; last reason: {fmt.one_line(reason, 100)}" if reason else ""
-    sizes = _sizes_changed(worst)
-    return Finding(
-        "recompiles",
-        secs,
-        f"{name} ({fmt.location(filename, lineno)}) was "
-        f"recompiled {fmt.plural(len(worst) - 1, 'time')}, {fmt.seconds(secs)} "
-        f"({fmt.pct(secs, total)} of compile){why}",
-        REMEDY_DYNAMIC if sizes else None,
-    )
-
-
-def _sizes_changed(frames: list[CompiledFrame]) -> bool:
-    """Whether torch recompiled any of ``frames`` because a tensor's size changed."""
-    return any(f.recompile_reason and "size mismatch" in f.recompile_reason for f in frames)
-
-
-def _little_used(session: Session, total: float) -> Finding | None:
-    """Compiles that bought little: of a function compiled more than once, the entries that ran at
-    most once (live capture counts calls; unknown counts are never taken for few)."""
+def _entries(session: Session) -> list[list[CompiledFrame]]:
+    """The compiled entries of each function (by code and ``reset`` generation), in compile order;
+    a backward compile is its forward's other half, not an entry."""
     groups: dict[tuple[int, str, str, int], list[CompiledFrame]] = defaultdict(list)
     for f in session.frames:
         if f.kind != "backward":
             groups[(f.generation, f.name, f.filename, f.lineno)].append(f)
-    best: tuple[float, list[CompiledFrame], list[CompiledFrame]] | None = None
-    for group in groups.values():
-        few = [f for f in group if f.calls is not None and f.calls <= 1]
-        if len(group) < 2 or not few:
-            continue
-        wasted = sum(f.compile_time_s or 0.0 for f in few)
-        if best is None or wasted > best[0]:
-            best = (wasted, group, few)
-    if best is None:
+    return list(groups.values())
+
+
+def _worst_entries(session: Session) -> list[CompiledFrame]:
+    """The entries of the function whose recompiles (entries beyond its first) cost most."""
+    return max(_entries(session), key=lambda g: (sum(f.compile_time_s or 0 for f in g[1:]), len(g)), default=[])
+
+
+def _recompile_causes(group: list[CompiledFrame]) -> list[RecompileCause]:
+    return [c for f in group[1:] if (c := recompile_cause(f.recompile_reason)) is not None]
+
+
+def _caused_recompiles(session: Session, cause: str) -> str:
+    """``5 recompiles (641 ms)``: the recompiles the rule gives to ``cause``; empty when none."""
+    n, secs = 0, 0.0
+    for group in _entries(session):
+        for f in group[1:]:
+            c = recompile_cause(f.recompile_reason)
+            if c is not None and c.cause == cause:
+                n, secs = n + 1, secs + (f.compile_time_s or 0.0)
+    return f"{fmt.plural(n, 'recompile')} ({fmt.seconds(secs)})" if n else ""
+
+
+def _top_phase(frames: list[CompiledFrame]) -> str:
+    """`` , most in Dynamo tracing``: the phase group that took most of ``frames``' sampled time."""
+    by: Counter[str] = Counter()
+    for f in frames:
+        by.update(f.attribution)
+    by.pop("other", None)
+    if not by:
+        return ""
+    return f", most in {CATEGORY_LABELS.get(by.most_common(1)[0][0], by.most_common(1)[0][0])}"
+
+
+def _recompiles(session: Session, total: float) -> Finding | None:
+    """The function whose entries beyond its first cost most, with the cause of its recompiles
+    (``analysis.recompile_causes``), the entries that ran at most once and the recompile limit."""
+    worst = _worst_entries(session)
+    if len(worst) < 2:
         return None
-    wasted, group, few = best
-    name, filename, lineno = display_name(group[0])
-    all_s = sum(f.compile_time_s or 0.0 for f in group)
-    once = sum(1 for f in few if f.calls == 1)
-    ran = (f"{once} of those entries ran once each" if once == len(few)
-           else f"{len(few)} of those entries ran at most once ({len(few) - once} never)")
-    sizes = _sizes_changed(group)
-    return Finding(
-        "little_used",
-        wasted,
-        f"{name} ({fmt.location(filename, lineno)}) was compiled {len(group)} times, {fmt.seconds(all_s)} in all; "
-        f"{ran}, {fmt.seconds(wasted)} ({fmt.pct(wasted, total)} of compile) for at most "
-        f"{fmt.plural(sum(f.calls or 0 for f in few), 'call')}",
-        ("the size changes between calls: mark the dimension dynamic (torch._dynamo.mark_dynamic(x, 0)) "
-         "or compile with dynamic=True") if sizes else None,
-    )
+    secs = sum(f.compile_time_s or 0.0 for f in worst[1:])
+    causes = Counter(_recompile_causes(worst))
+    cause = causes.most_common(1)[0][0] if causes else None
+    said = _frame_said(worst[0])
+    limit = next((f.recompile_limit_hit for f in worst if f.recompile_limit_hit), None)
+    did = (f"reached torch._dynamo.config.{limit} after {fmt.plural(len(worst), 'entry', 'entries')}" if limit
+           else f"was recompiled {fmt.plural(len(worst) - 1, 'time')}")
+    cost = f"{fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile){_top_phase(worst[1:])}"
+    subject = {CAUSE_PARAMETRIZATION: "parametrization: ", SIZES: "changing sizes: "}.get(
+        cause.cause if cause else "", "recompiles: ")
+    few = [f for f in worst if f.calls is not None and f.calls <= 1]
+    used = f"; {len(few)} of its {len(worst)} entries ran at most once" if len(few) > 1 else ""
+    if cause is not None:
+        why = f": {cause.why}"
+    else:
+        reason = next((f.recompile_reason for f in reversed(worst) if f.recompile_reason), None)
+        why = f"; last failed guard: {fmt.one_line(reason_words(reason), 80)}" if reason else ""
+    head = f"{subject}{said} {did}, {cost}"
+    text = _fit([head + why + used, head + why, head])
+    remedy = None
+    if cause is not None and cause.cause == SIZES:
+        remedy = REMEDY_DYNAMIC
+    elif cause is not None and cause.cause == CAUSE_PARAMETRIZATION:
+        remedy = REMEDY_FOLD_RECOMPILES
+    elif limit:
+        remedy = f"find what changes between calls (the recompile reasons), or raise torch._dynamo.config.{limit}"
+    return Finding("recompiles", secs, text, remedy, cause.cause if cause else None)
+
+
+def _frame_said(f: CompiledFrame) -> str:
+    """``forward (model.py:12)``: a frame as every finding names it (``display_name``)."""
+    name, filename, lineno = display_name(f)
+    return f"{name} ({fmt.location(filename, lineno)})"
 
 
 def _recompile_limit(session: Session, total: float) -> Finding | None:
-    """Frames that hit the recompile limit: later calls of new shapes ran uncompiled."""
-    hit = [f for f in session.frames if f.recompile_limit_hit]
+    """Functions that hit the recompile limit, where the recompile finding has not said it: later
+    calls of new inputs ran uncompiled."""
+    said = _worst_entries(session)
+    hit = [f for f in session.frames if f.recompile_limit_hit and (len(said) < 2 or f not in said)]
     if not hit:
         return None
     f = hit[0]
-    name, filename, lineno = display_name(f)
+    group = next((g for g in _entries(session) if f in g), [f])
+    entries_s = sum(x.compile_time_s or 0.0 for x in group)
     known = [x.eager_fallback_calls for x in hit if x.eager_fallback_calls is not None]
-    calls = (f"{fmt.count(sum(known))} calls ran uncompiled" if len(known) == len(hit)
-             else "at least one call ran uncompiled (torch runs later ones without telling dynaprof: not counted)")
-    others = f" (and {fmt.plural(len(hit) - 1, 'other frame')})" if len(hit) > 1 else ""
+    calls = (f"{fmt.count(sum(known))} later calls ran uncompiled" if len(known) == len(hit)
+             else "later calls ran uncompiled (torch does not say how many)")
+    others = f" (and {fmt.plural(len(hit) - 1, 'other function')})" if len(hit) > 1 else ""
     return Finding(
         "recompile_limit",
-        0.0,
-        f"{name} ({fmt.location(filename, lineno)}){others} hit torch._dynamo.config.{f.recompile_limit_hit} and "
-        f"fell back to eager: {calls}",
+        sum(x.compile_time_s or 0.0 for x in group[1:]),
+        _fit([f"recompile limit: {_frame_said(f)}{others} reached torch._dynamo.config.{f.recompile_limit_hit} "
+              f"after {fmt.plural(len(group), 'entry', 'entries')} ({fmt.seconds(entries_s)} to compile them); "
+              f"{calls}",
+              f"recompile limit: {_frame_said(f)} reached torch._dynamo.config.{f.recompile_limit_hit} after "
+              f"{fmt.plural(len(group), 'entry', 'entries')} ({fmt.seconds(entries_s)})"]),
         f"find what changes between calls (the recompile reasons), or raise torch._dynamo.config."
         f"{f.recompile_limit_hit}",
     )
-
-
-#: the code Dynamo compiles after a graph break (the rest of the frame) starts with this name
-RESUME_PREFIX = "torch_dynamo_resume_in_"
 
 
 def _graph_breaks(session: Session, total: float) -> Finding | None:
@@ -373,16 +419,13 @@ def _graph_breaks(session: Session, total: float) -> Finding | None:
         for r in f.graph_break_reasons:
             where = fmt.location(r.filename, r.lineno) if r.filename else ""
             sites[(where, fmt.one_line(reason_words(r.reason), 100))] += 1
-    what = f"{fmt.plural(n, 'graph break')}"
-    if sites:
-        (where, why), _k = sites.most_common(1)[0]
-        what = (f"graph break at {where} ({why})" if where else f"graph break ({why})") if n == 1 else (
-            f"{n} graph breaks, most at {where} ({why})" if where else f"{n} graph breaks, most: {why}")
-    parts = []
-    if restarts:
-        parts.append(f"{fmt.plural(restarts, 'restart')}")
-    text = f"{what} cost " + " and ".join([*parts, f"{fmt.seconds(cost)} ({fmt.pct(cost, total)} of compile)"])
-    text += ": Dynamo restarts the analysis at the break and compiles the code after it as another frame"
+    where, why = sites.most_common(1)[0][0] if sites else ("", "")
+    at = f" at {where}" if where else ""
+    what = f"graph breaks: {fmt.plural(n, 'graph break')}{', most' if n > 1 and at else ''}{at}"
+    paid = " and ".join([*([fmt.plural(restarts, 'restart')] if restarts else []),
+                         f"{fmt.seconds(cost)} ({fmt.pct(cost, total)} of compile)"])
+    head = f"{what} cost {paid}"
+    text = _fit([f"{head}: {why}", f"{head}: Dynamo compiles the code after a break as another frame", head])
     # without restarts or resumed frames, weigh it by half its frames' time, as before
     weight = cost if cost > 0 else 0.5 * sum(f.compile_time_s or 0.0 for f in broken)
     return Finding("graph_breaks", weight, text, _graph_break_remedy(session))
@@ -412,18 +455,21 @@ def _failures(session: Session, total: float) -> Finding | None:
     where = f" at {fmt.location(first.fail_filename, first.fail_lineno)}" if first.fail_filename else ""
     in_parametrize = [f for f in failed if f.fail_filename and PARAMETRIZE_FILE in f.fail_filename.replace("\\", "/")]
     remedy = None
+    eager = "its frame runs eagerly" if len(failed) == 1 else "their frames run eagerly"
+    lost = f"{fmt.plural(len(failed), 'compile')} failed, {fmt.seconds(secs)} lost ({fmt.pct(secs, total)} of compile)"
+    # ranked by the seconds they lost, like any finding; that the code now runs eagerly is said, not
+    # counted as compile seconds it did not cost
     if in_parametrize:
-        why = (f"{len(in_parametrize)} of them inside torch.nn.utils.parametrize: a parametrization registered or "
-               f"removed inside the compiled code (peft's target_parameters does this on every call); first: {why}")
+        some = f" ({len(in_parametrize)} in torch.nn.utils.parametrize)" if len(in_parametrize) < len(failed) else ""
+        head = (f"parametrization: {lost}{some}: a parametrization registered or removed inside the compiled code; "
+                f"{eager}")
+        variants = [f"{head}; first: {_frame_said(first)}", head]
         remedy = REMEDY_REGISTER_OUTSIDE
-    # a failed compile outranks any slow one: that code silently runs eagerly
-    return Finding(
-        "failures",
-        total + secs,
-        f"{fmt.plural(len(failed), 'compile')} failed "
-        f"({fmt.seconds(secs)} spent); first: {display_id(first)} {display_name(first)[0]}{where}: {why}",
-        remedy,
-    )
+    else:
+        head = f"failed compiles: {lost}, and {eager}"
+        first_at = f"first: {_frame_said(first)}{where}"
+        variants = [f"{head}; {first_at}: {why}", f"{head}: {why}", f"{head}; {first_at}", head]
+    return Finding("failures", secs, _fit(variants), remedy, CAUSE_PARAMETRIZATION if in_parametrize else None)
 
 
 def _top_category(session: Session, total: float) -> Finding | None:
@@ -474,7 +520,7 @@ def findings(session: Session) -> list[Finding]:
     total = session.total_compile_s
     found = [
         fn(session, total)
-        for fn in (_failures, _parametrization, _restarts, _recompiles, _little_used, _recompile_limit, _graph_breaks,
+        for fn in (_failures, _parametrization, _restarts, _recompiles, _recompile_limit, _graph_breaks,
                    _top_category, _slowest_frame, _backward, _no_provenance, _toolchain, _fused_kernels,
                    _counterfactual)
     ]

@@ -15,6 +15,7 @@ from typing import Any
 from dynaprof.fmt import stored_s
 from dynaprof.model import frame_keys
 from dynaprof.model.cache_keys import CacheKeys
+from dynaprof.model.code_names import code_name
 
 #: Bump when a change would make an older dynaprof misread a session.
 SCHEMA_VERSION = 3
@@ -345,10 +346,9 @@ KIND_LABELS: dict[str, str] = {"forward": "forward", "backward": "backward", "co
 
 
 def display_name(f: CompiledFrame) -> tuple[str, str, int]:
-    """How a frame is shown: (name, filename, lineno). The compiled module's class and its
-    ``forward`` instead of torch's wrapper; `` [backward]`` / `` [compiled autograd]`` after
-    compiles that are not forward ones. ``CompiledFrame.name`` keeps torch's value."""
-    name, filename, lineno = f.name, f.filename, f.lineno
+    """How a frame is shown: (name, filename, lineno): the compiled module's ``forward``, not torch's wrapper;
+    a resume function as what it resumes (``model.code_names``); `` [backward]`` after other kinds."""
+    name, filename, lineno = code_name(f.name), f.filename, f.lineno
     if f.wrapped is not None:
         name, filename, lineno = f.wrapped.name, f.wrapped.filename, f.wrapped.lineno
     if f.kind != "forward":
@@ -357,10 +357,8 @@ def display_name(f: CompiledFrame) -> tuple[str, str, int]:
 
 
 def display_id(f: CompiledFrame) -> str:
-    """How a compile id is shown everywhere: torch's trace id (``0/0``, ``1/2_1`` after restarts),
-    and `` gen N`` when ``torch._dynamo.reset()`` made torch reuse that id (the frame's ``key``
-    carries ``#N`` exactly then), so a script that resets once before its only compile shows
-    ``0/0``. ``compile_id`` / ``trace_id`` keep torch's values."""
+    """A compile id as shown everywhere: torch's trace id (``0/0``, ``1/2_1`` after restarts), with `` gen N``
+    when ``torch._dynamo.reset()`` made torch reuse that id (``key`` carries ``#N`` exactly then)."""
     return f.trace_id + (f" gen {f.generation}" if f.generation and frame_keys.reused_id(f.key) else "")
 
 

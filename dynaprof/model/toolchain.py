@@ -22,9 +22,12 @@ TOOLCHAIN_FRAMES: tuple[tuple[str, str | None], ...] = (
 
 def toolchain_frame(f: FunctionRef) -> bool:
     """Whether ``f`` is toolchain setup (the whole sample is, wherever on the stack it appears)."""
+    return _among(f, TOOLCHAIN_FRAMES)
+
+
+def _among(f: FunctionRef, frames: tuple[tuple[str, str | None], ...]) -> bool:
     path = "/" + f.filename.replace("\\", "/")
-    return any(needle in path and (name is None or f.name.rsplit(".", 1)[-1] == name)
-               for needle, name in TOOLCHAIN_FRAMES)
+    return any(needle in path and (name is None or f.name.rsplit(".", 1)[-1] == name) for needle, name in frames)
 
 
 def toolchain_ids(functions: list[FunctionRef]) -> frozenset[int]:
@@ -37,3 +40,24 @@ def toolchain_seconds(stacks: list[Stack], functions: list[FunctionRef]) -> floa
     """Sampled seconds of toolchain setup in ``stacks`` (the compiler frames of each)."""
     ids = toolchain_ids(functions)
     return sum(st.seconds for st in stacks if not ids.isdisjoint(st.compiler)) if ids else 0.0
+
+
+#: the part of toolchain setup that a later process on the same machine skips: the C++ builds of
+#: the ISA probe (kept in Inductor's cache folder and reused when the file is there) and of the
+#: precompiled header (kept in the temp folder). What is left, the probe's load test in a child
+#: process and the Python around it, every process pays. A torch without these names (before 2.5)
+#: shows none, and its whole setup counts as paid again: the estimate errs high, never low.
+ONE_TIME_FRAMES: tuple[tuple[str, str | None], ...] = (
+    ("torch/_inductor/cpp_builder.py", "build"),
+    ("torch/_inductor/codecache.py", "_precompile_header"),
+)
+
+
+def repaid_seconds(stacks: list[Stack], functions: list[FunctionRef]) -> float:
+    """Sampled seconds of toolchain setup that the next run on this machine pays again (all of it
+    but ``ONE_TIME_FRAMES``)."""
+    setup = toolchain_ids(functions)
+    if not setup:
+        return 0.0
+    once = frozenset(i for i, f in enumerate(functions) if _among(f, ONE_TIME_FRAMES))
+    return sum(st.seconds for st in stacks if not setup.isdisjoint(st.compiler) and once.isdisjoint(st.compiler))

@@ -25,13 +25,13 @@ from dynaprof.render.base import Files, RenderContext
 _ROW = "\x00"
 
 
-def _frame_row(f: CompiledFrame, where_w: int = 60) -> list[str]:
+def _frame_row(f: CompiledFrame) -> list[str]:
     name, filename, lineno = display_name(f)
     where = fmt.terminal_safe(f"{name} ({fmt.location(filename, lineno)})")
     status = "" if f.status == "ok" else f" [{f.status}]"
     return [
         fmt.terminal_safe(display_id(f)),
-        fmt.one_line(where, where_w) + status,
+        where + status,
         fmt.seconds(f.compile_time_s),
         fmt.count(f.calls),
         str(f.restarts),
@@ -74,23 +74,15 @@ def _wrap(lines: list[str], width: int) -> list[str]:
             out.append(line.removeprefix(_ROW))
             continue
         lead = len(line) - len(line.lstrip(" "))
-        out += textwrap.wrap(line, width, initial_indent="", subsequent_indent=" " * (lead + 4),
+        out += textwrap.wrap(line.lstrip(" "), width, initial_indent=" " * lead, subsequent_indent=" " * (lead + 4),
                              break_on_hyphens=False, break_long_words=True) or [""]
     return out
 
 
 def _frames_table(shown: list[CompiledFrame], width: int) -> list[str]:
-    where_w = 60
-    while True:
-        table = fmt.table(
-            ["compile id", "frame", "time", "calls", "restarts", "breaks", "guards", "inlined"],
-            [_frame_row(f, where_w) for f in shown],
-            "llrrrrrr",
-        )
-        over = max(len(r) for r in table) + 2 - width
-        if over <= 0 or where_w <= 16:
-            return table
-        where_w = max(16, where_w - over)
+    """The frames, the frame column wrapped (never cut) to keep the table within ``width``."""
+    return fmt.table(["compile id", "frame", "time", "calls", "restarts", "breaks", "guards", "inlined"],
+                     [_frame_row(f) for f in shown], "llrrrrrr", width=width - 2, wrap=1)
 
 
 def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
@@ -210,19 +202,19 @@ def _cause_phase_lines(table: CauseTable, width: int) -> list[str]:
     body.append(("all causes", [_cell(t.cells.get(c.key, 0.0)) for c in cols]
                  + [fmt.seconds(t.total), fmt.pct(t.total, table.compile_s)]))
     headers = [c.short for c in cols] + ["total", "%"]
-    numbers = [max(len(h), *(len(cells[i]) for _, cells in body)) for i, h in enumerate(headers)]
     indent = 4
-    room = width - indent - sum(w + 2 for w in numbers)
-    label_w = max(12, min(40, room, max(len("cause"), *(len(fmt.terminal_safe(lb)) for lb, _ in body))))
-    rows = [[fmt.one_line(fmt.terminal_safe(lb), label_w) if not lb.startswith("  ")
-             else "  " + fmt.one_line(fmt.terminal_safe(lb[2:]), label_w - 2), *cells] for lb, cells in body]
+    # a label too long for its column stands on a line of its own above its numbers (fmt.table), never cut
+    rows = [[fmt.terminal_safe(lb) if not lb.startswith("  ") else "  " + fmt.terminal_safe(lb[2:]), *cells]
+            for lb, cells in body]
     lines = ["", "  where compile time went, by cause and phase (sampled seconds; % of compile):"]
-    lines += [_ROW + " " * indent + row for row in fmt.table(["cause", *headers], rows, "l" + "r" * len(headers))]
+    lines += [_ROW + " " * indent + row
+              for row in fmt.table(["cause", *headers], rows, "l" + "r" * len(headers), width=width - indent, wrap=0,
+                                   own_line=True)]
     if table.restart_waste > 0:
         worst = max(((r.cause, r.wasted) for r in table.rows if r.wasted > 0), key=lambda kv: kv[1], default=None)
         text = f"restart waste: {fmt.seconds(table.restart_waste)} of this in attempts that restarts threw away"
         if worst:
-            text += f" (most: {fmt.one_line(fmt.terminal_safe(worst[0]), max(12, width - indent - len(text) - 9))})"
+            text += f" (most: {fmt.terminal_safe(worst[0])})"
         lines.append(" " * indent + text)
     return lines
 

@@ -38,7 +38,7 @@ def test_restarts_count_and_waste() -> None:
     )
     assert discarded_seconds(f) == 0.5
     found = {x.key: x for x in findings(make_session([f]))}
-    assert found["restarts"].text.startswith("2 restarts of analysis in 1 frame threw away 500 ms (50% of compile)")
+    assert found["restarts"].text.startswith("2 restarts in 1 frame threw away 500 ms (50% of compile)")
     assert "graph break in helper" in found["restarts"].text
 
 
@@ -50,7 +50,7 @@ def test_recompiles_are_grouped_by_code_location() -> None:
     ]
     found = {x.key: x for x in findings(make_session(frames))}
     assert "recompiled 2 times" in found["recompiles"].text
-    assert "size mismatch" in found["recompiles"].text
+    assert "x changed size" in found["recompiles"].text
 
 
 def test_graph_break_totals() -> None:
@@ -60,10 +60,23 @@ def test_graph_break_totals() -> None:
     assert any(x.key == "graph_breaks" for x in findings(make_session([f])))
 
 
-def test_failed_compiles_lead() -> None:
-    f = frame("0/0", status="failed", fail_type="BackendCompilerFailed", fail_reason="backend exploded")
-    text = hottest(make_session([f, frame("1/0", start_s=3, compile_time_s=5.0)]))
-    assert text.startswith("1 compile failed") and "BackendCompilerFailed: backend exploded" in text
+def test_a_failed_compile_is_ranked_by_the_seconds_it_lost_and_says_the_frame_runs_eagerly() -> None:
+    f = frame("0/0", status="failed", fail_type="BackendCompilerFailed", fail_reason="backend exploded",
+              compile_time_s=2.0)
+    text = hottest(make_session([f, frame("1/0", name="other", start_s=3, compile_time_s=1.0)]))
+    assert text.startswith("failed compiles: 1 compile failed, 2.00 s lost")
+    assert "runs eagerly" in text and "BackendCompilerFailed: backend exploded" in text
+
+
+def test_a_sub_second_failure_never_leads_over_seconds_of_recompiles() -> None:
+    """The issue's audio model: 410 ms of failures led over 7 s of recompiles."""
+    failed = frame("0/0", name="broken", status="failed", fail_type="Unsupported", fail_reason="x", compile_time_s=0.4)
+    entries = [frame(f"1/{i}", start_s=1.0 + i, compile_time_s=0.9, recompile_reason="___check_type_id(self._modules"
+                     "['conv'], 1), type=<class 'torch.nn.utils.parametrize.ParametrizedConv1d'>" if i else None)
+               for i in range(9)]
+    found = findings(make_session([failed, *entries]))
+    assert found[0].key == "recompiles" and found[0].cause == "parametrization"
+    assert [f.key for f in found].index("failures") > 0
 
 
 def test_an_in_process_session_says_so_instead_of_an_exit_status() -> None:
@@ -106,7 +119,7 @@ def test_compiles_failing_inside_parametrize_say_a_parametrization_is_registered
     bad = frame("0/0", status="failed", fail_type="Unsupported", fail_reason="Unsupported function call",
                 fail_filename="/venv/lib/python3.11/site-packages/torch/nn/utils/parametrize.py", fail_lineno=92)
     (top, *_rest) = findings(make_session([bad]))
-    assert top.key == "failures" and "at torch/nn/utils/parametrize.py:92" in top.text
+    assert top.key == "failures" and "first: forward (repro.py:11)" in top.text and "runs eagerly" in top.text
     assert "a parametrization registered or removed inside the compiled code" in top.text
     assert top.remedy == REMEDY_REGISTER_OUTSIDE
     other = frame("0/0", status="failed", fail_type="Unsupported", fail_reason="x", fail_filename="/work/m.py",
@@ -145,7 +158,7 @@ def test_a_specific_finding_leads_a_category_total() -> None:
     s = make_session(frames, stacks, t.functions)
     keys = [f.key for f in findings(s)]
     assert keys.index("recompiles") < keys.index("category:guard_building")
-    assert hottest(s).startswith("forward (repro.py:11) was recompiled 2 times, 2.00 s (67% of compile)")
+    assert hottest(s).startswith("recompiles: forward (repro.py:11) was recompiled 2 times, 2.00 s (67% of compile)")
     # a small recompile (under a fifth of compile) leaves the bigger total first
     small = [frame("0/0", compile_time_s=9.0), frame("0/1", start_s=10.0, compile_time_s=1.0)]
     s2 = make_session(small, [Stack("0/0", 0, 1, guards, [], 8000, 8.0)], t.functions)
