@@ -59,7 +59,7 @@ def measure_label(measure: str) -> str:
         return measure[len(CAUSE_PREFIX):]
     if measure.startswith(GROUP_PREFIX):
         key = measure[len(GROUP_PREFIX):]
-        return CATEGORY_LABELS.get(key, key)
+        return "other phases" if key == "other" else CATEGORY_LABELS.get(key, key)
     return COUNT_LABELS.get(measure, measure)
 
 
@@ -299,7 +299,9 @@ def _flags(g: Growth) -> list[Flag]:
                      None)
         if count is None or count.exponent is None:
             continue
-        lo, hi = (t.low, t.high) if t.low is not None and t.high is not None else (t.exponent, t.exponent)
+        if t.low is None or t.high is None:
+            continue  # one run per point: a single timing's noise would be flagged as disagreement
+        lo, hi = t.low, t.high
         if lo - FLAG_TOLERANCE <= count.exponent <= hi + FLAG_TOLERANCE:
             continue
         faster = t.exponent > count.exponent
@@ -314,8 +316,10 @@ def verdict(g: Growth) -> list[str]:
     """The growth in words: compile time's exponent, then the fastest-growing cost that matters at
     the largest point, with its share of compile at the smallest and the largest point."""
     total = g.total
-    if total is None or not g.xs:
+    if not g.xs:
         return ["no point ran to the end: nothing to fit"]
+    if total is None:
+        return ["nothing was compiled at any point: nothing to fit"]
     lines = []
     if total.exponent is None:
         lines.append(f"compile time: no exponent ({total.note})")

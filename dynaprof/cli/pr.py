@@ -120,9 +120,11 @@ class PrCommand:
             from dynaprof.model.sweep import is_sweep
 
             if len(args.runs) == 2 and any(is_sweep(p) for p in args.runs):  # two sweeps' growth exponents
+                from dynaprof.cli.compare import run_name
                 from dynaprof.cli.sweep_gates import pr_sweeps_cli
 
-                return pr_sweeps_cli(args)
+                return pr_sweeps_cli(args.runs, (run_name(args.runs[0]), run_name(args.runs[1])), str(args.number),
+                                     lambda folder: _prepare(args.output or folder / PR_DIR), post_lines)
             loaded = [_load(p) for p in args.runs]
             firsts = list(args.runs)
         if len(loaded) == 1:

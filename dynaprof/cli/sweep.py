@@ -178,9 +178,6 @@ def run_point(out: Path, rel: str, target: list[str], values: dict[str, str], ru
     wall = fmt.stored_s(time.perf_counter() - start)
     repeat = int(rel.rsplit("/", 1)[-1])
     record = PointRun(repeat, rel, status, None, wall)
-    if interrupted:
-        record.error = "interrupted (Ctrl-C)"
-        return record, None, True
     torch_version = None
     if (run_dir / "session.json").exists():
         try:
@@ -189,10 +186,10 @@ def run_point(out: Path, rel: str, target: list[str], values: dict[str, str], ru
             record.error = f"its session.json cannot be read: {e.message}"
     else:
         record.error = "no session.json was written"
-    if status != 0:
-        why = last_error(log)
+    if status != 0:  # a run Ctrl-C cut short keeps its folder, but not its measures
+        why = "interrupted (Ctrl-C)" if interrupted else last_error(log)
         record.error = f"exit status {status}" + (f": {why}" if why else "")
-    return record, torch_version, False
+    return record, torch_version, interrupted
 
 
 def fits_of(sweep: Sweep) -> list[GrowthFit]:
@@ -279,8 +276,9 @@ class SweepCommand:
                     save_sweep(sweep, out)
                     if stopped:
                         raise KeyboardInterrupt
-                    took = (f"{fmt.seconds(record.measures.get('total'))} compile" if record.ok
-                            else f"failed: {record.error}")
+                    compiled = record.measures.get("total")
+                    took = (f"failed: {record.error}" if not record.ok else
+                            f"{fmt.seconds(compiled)} compile" if compiled is not None else "nothing compiled")
                     status.done(f"{label}, run {r} of {args.repeat}: {took}", record.wall_s or 0.0)
         except KeyboardInterrupt:
             sweep.interrupted = True

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 from dynaprof import fmt
@@ -69,24 +70,19 @@ def compare_sweeps_cli(args: argparse.Namespace, names: tuple[str, str], out: Pa
     return 0
 
 
-def pr_sweeps_cli(args: argparse.Namespace) -> int:
-    """``dynaprof pr SWEEP_A SWEEP_B``: the comparison as ``comment.md`` with both charts, into
-    ``NEW/pr/`` (or ``-o DIR``), and the ``gh`` line posting it."""
-    from dynaprof.cli.compare import run_name
-    from dynaprof.cli.pr import PR_DIR, _prepare, post_lines
-
-    paths = list(args.runs)
+def pr_sweeps_cli(paths: list[Path], names: tuple[str, str], number: str,
+                  prepare: Callable[[Path], Path], post_lines: Callable[[Path, list[Path], str], list[str]]) -> int:
+    """``dynaprof pr SWEEP_A SWEEP_B``: the comparison as ``comment.md`` with both charts, into the
+    folder ``prepare(NEW's folder)`` makes, and the ``gh`` line posting it (``pr``'s own helpers)."""
     base, new = _both(paths)
-    names = (run_name(paths[0]), run_name(paths[1]))
     if names[0] == names[1]:
         names = (f"{names[0]}-base", f"{names[1]}-new")
     files, _ = _files(base, new, names)
     files["comment.md"] = files.pop("compare.md")
-    new_dir = paths[1] if paths[1].is_dir() else paths[1].parent
-    out = _prepare(args.output or new_dir / PR_DIR)
+    out = prepare(paths[1] if paths[1].is_dir() else paths[1].parent)
     written = write_files(out, dict(files))
     info(f"dynaprof: wrote {display_path(out)}/: " + ", ".join(sorted(p.name for p in written)))
-    for line in post_lines(out, written, str(args.number)):
+    for line in post_lines(out, written, number):
         info(line)
     return 0
 
