@@ -118,9 +118,9 @@ def table(headers: list[str], rows: list[list[str]], align: str = "", width: int
           wrap: int | None = None, own_line: bool = False) -> list[str]:
     """Plain-text columns; ``align`` holds 'l'/'r' per column (default: left). With ``width`` and
     ``wrap`` (a column's index), a table wider than ``width`` narrows that column and wraps its
-    cells onto lines of their own below the row; where even ``MIN_WRAP`` columns would not leave
-    it room (or with ``own_line``), a cell too long for the column goes on a line of its own above
-    its row, as long as it is. A name is never cut to an ellipsis that two rows could share. A cell's leading spaces (a
+    cells onto a line below the row; where even ``MIN_WRAP`` columns would not leave it room, a
+    cell would take more than ``MAX_WRAPPED_LINES``, or with ``own_line``, a cell too long for the
+    column goes on lines of its own above its row, at the table's full width. A name is never cut to an ellipsis that two rows could share. A cell's leading spaces (a
     sub-row's indent) carry onto its continuation lines."""
     widths = [len(h) for h in headers]
     for row in rows:
@@ -142,7 +142,7 @@ def table(headers: list[str], rows: list[list[str]], align: str = "", width: int
     for row in rows:
         if wrap is None or len(row[wrap]) <= widths[wrap]:
             out.append(line(row))
-        elif own_line:  # the columns before it, the cell as long as it is, then the row without them
+        elif own_line or len(wrap_cell(row[wrap], widths[wrap])) > MAX_WRAPPED_LINES:  # the columns before it, the cell as long as it is, then the row without them
             lead = "".join(c.ljust(widths[i]) + "  " for i, c in enumerate(row[:wrap]))
             room = max(MIN_WRAP, (width or 0) - len(lead)) if width else len(row[wrap])
             out += [(lead if k == 0 else " " * len(lead)) + p for k, p in enumerate(wrap_cell(row[wrap], room))]
@@ -156,6 +156,8 @@ def table(headers: list[str], rows: list[list[str]], align: str = "", width: int
 
 #: the narrowest a wrapped table column gets
 MIN_WRAP = 12
+#: a cell that would wrap onto more lines than this stands on a line of its own instead
+MAX_WRAPPED_LINES = 2
 
 
 def wrap_cell(text: str, width: int) -> list[str]:

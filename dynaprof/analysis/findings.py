@@ -346,8 +346,7 @@ def _recompiles(session: Session, total: float) -> Finding | None:
     cause = causes.most_common(1)[0][0] if causes else None
     said = _frame_said(worst[0])
     limit = next((f.recompile_limit_hit for f in worst if f.recompile_limit_hit), None)
-    did = (f"reached torch._dynamo.config.{limit} after {fmt.plural(len(worst), 'entry', 'entries')}" if limit
-           else f"was recompiled {fmt.plural(len(worst) - 1, 'time')}")
+    did = f"was recompiled {fmt.plural(len(worst) - 1, 'time')}"  # the limit, if reached, is a finding of its own
     cost = f"{fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile){_top_phase(worst[1:])}"
     subject = {CAUSE_PARAMETRIZATION: "parametrization: ", SIZES: "changing sizes: "}.get(
         cause.cause if cause else "", "recompiles: ")
@@ -359,7 +358,9 @@ def _recompiles(session: Session, total: float) -> Finding | None:
         reason = next((f.recompile_reason for f in reversed(worst) if f.recompile_reason), None)
         why = f"; last failed guard: {fmt.one_line(reason_words(reason), 80)}" if reason else ""
     head = f"{subject}{said} {did}, {cost}"
-    text = _fit([head + why + used, head + why, head])
+    brief = (f"{subject}{said} recompiled {fmt.plural(len(worst) - 1, 'time')}, {fmt.seconds(secs)} "
+             f"({fmt.pct(secs, total)})")
+    text = _fit([head + why + used, head + why, brief + why, head])
     remedy = None
     if cause is not None and cause.cause == SIZES:
         remedy = REMEDY_DYNAMIC
@@ -377,10 +378,9 @@ def _frame_said(f: CompiledFrame) -> str:
 
 
 def _recompile_limit(session: Session, total: float) -> Finding | None:
-    """Functions that hit the recompile limit, where the recompile finding has not said it: later
-    calls of new inputs ran uncompiled."""
-    said = _worst_entries(session)
-    hit = [f for f in session.frames if f.recompile_limit_hit and (len(said) < 2 or f not in said)]
+    """Functions that hit the recompile limit: later calls of new inputs ran uncompiled. Ranked as
+    the recompile finding, which comes first where both name one function (a stable sort)."""
+    hit = [f for f in session.frames if f.recompile_limit_hit]
     if not hit:
         return None
     f = hit[0]

@@ -40,9 +40,22 @@ def relative(path: str, cwd: str) -> str:
     return posixpath.basename(path.replace("\\", "/")) or path
 
 
+#: a script path this long or shorter is shown as the user typed it
+SHORT_PATH = 48
+
+
 def script_path(run: RunInfo) -> str:
-    """The script (or module, or imported log) the run profiled, relative to its working directory."""
-    return relative(run.target, run.cwd)
+    """The script (or module, or imported log) as a person reads it in a title or a first line: as
+    typed when short (or relative to the run's working directory where that is shorter still);
+    else relative to the working directory; and where that climbs more than two folders
+    (``../../../x/y/script.py``), the file and its parent folder (``y/script.py``). The repro line
+    keeps a runnable path (``repro_command``)."""
+    typed = run.target
+    rel = posixpath.normpath(relative(typed, run.cwd).replace("\\", "/"))
+    near = rel.split("/").count("..") <= 2
+    if len(typed) <= SHORT_PATH:
+        return rel if near and len(rel) < len(typed) else typed
+    return rel if near else "/".join(rel.split("/")[-2:])
 
 
 def _relative_arg(arg: str, cwd: str) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 import networkx as nx
 
 from dynaprof import fmt
+from dynaprof.analysis import how_made
 from dynaprof.analysis.attribution import PARAMETRIZATION_COLOUR
 from dynaprof.analysis.callgraph import CallGraph, build_callgraph
 from dynaprof.analysis.stacks import COLOUR_ORDER
@@ -302,7 +303,7 @@ def callgraph_dot_for(ctx: RenderContext, key: str = "run") -> str | None:
     if cg is None:
         return None
     where = "run" if key == "run" else f"frame {key}"
-    return callgraph_dot(cg, f"dynaprof call graph: {ctx.session.run.target} ({where})")
+    return callgraph_dot(cg, f"dynaprof call graph: {how_made.script_path(ctx.session.run)} ({where})")
 
 
 def callgraph_svg_for(ctx: RenderContext, key: str = "run", inline: bool = True) -> str | None:

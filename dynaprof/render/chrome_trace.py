@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynaprof import fmt
+from dynaprof.analysis import how_made
 from dynaprof.model.session import CompiledFrame, Session
 from dynaprof.render.base import Files, RenderContext
 from dynaprof.render.files import TRACE_JSON
@@ -134,7 +135,7 @@ def trace_events(session: Session) -> list[dict[str, Any]]:
         names.setdefault(f.thread, f.thread_name)
     events: list[dict[str, Any]] = [
         {"ph": "M", "pid": pid, "tid": 0, "name": "process_name",
-         "args": {"name": f"dynaprof: {fmt.one_line(session.run.target, 120)}"}},
+         "args": {"name": f"dynaprof: {fmt.one_line(how_made.script_path(session.run), 120)}"}},
     ]
     for i, tid in enumerate(sorted(by_tid)):
         label = names.get(tid) or f"thread {tid}"

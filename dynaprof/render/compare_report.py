@@ -32,7 +32,7 @@ from dynaprof.analysis.compare import (
     work_changes,
 )
 from dynaprof.analysis.stacks import View
-from dynaprof.model.session import CATEGORY_LABELS, CAUSE_PARAMETRIZATION, CompiledFrame, Session
+from dynaprof.model.session import CATEGORY_LABELS, CAUSE_PARAMETRIZATION, CompiledFrame, Session, display_name
 from dynaprof.render import cache_section
 from dynaprof.render import html_toolkit as h
 from dynaprof.render import markdown as md
@@ -79,7 +79,8 @@ def cause_rows(cmp: Comparison, limit: int = 25) -> list[tuple[Row, str]]:
 
 
 def _where(f: CompiledFrame) -> str:
-    return f"{f.name} ({fmt.location(f.filename, f.lineno)})"
+    name, filename, lineno = display_name(f)
+    return f"{name} ({fmt.location(filename, lineno)})"
 
 
 def _short(metric: str, c: Change, normalize: bool) -> str:
@@ -330,7 +331,8 @@ def compare_html(cmp: Comparison, base: Session, new: Session, names: tuple[str,
                                    ("frames", v.frames), ("cache", v.cache)) if shown]
     page = h.Page(f"dynaprof compare: {names[0]} -> {names[1]}", "dynaprof · compile-time comparison",
                   f"{names[0]} → {names[1]}",
-                  f"BASE {base.run.target} ({base.run.start_time}) · NEW {new.run.target} ({new.run.start_time})"
+                  f"BASE {how_made.script_path(base.run)} ({base.run.start_time}) · "
+                  f"NEW {how_made.script_path(new.run)} ({new.run.start_time})"
                   + (" · normalized" if cmp.normalize else ""), h.nav(present, COMPARE_NAV),
                   {"headline": cmp.headline, "base": names[0], "new": names[1], "normalize": cmp.normalize})
     return h.render_page("compare.html.j2", page, v)

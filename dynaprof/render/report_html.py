@@ -391,7 +391,8 @@ def _frame(f: CompiledFrame) -> FrameView:
     if f.call_site:
         lines = "\n".join(f"{fmt.location(c.filename, c.lineno)} in {c.name}" for c in f.call_site)
         blocks.append(Block("pre", "Call site", text=lines))
-    return FrameView(frame_id(f), fmt.one_line(f.name, 120), fmt.location(f.filename, f.lineno), pills,
+    name, filename, lineno = display_name(f)
+    return FrameView(frame_id(f), name, fmt.location(filename, lineno), pills,
                      frame_time(f), blocks)
 
 

@@ -92,13 +92,14 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
     total = float(t["compile_s"] or 0.0)
     if session.capture.source == "torch_trace":
         lines.append(
-            f"dynaprof: imported TORCH_TRACE log {fmt.terminal_safe(run.target)}; torch {run.torch_version or '?'}"
+            f"dynaprof: imported TORCH_TRACE log {fmt.terminal_safe(how_made.script_path(run))}; "
+            f"torch {run.torch_version or '?'}"
             + ("" if run.complete else " (the log ends mid-record: truncated?)")
         )
     else:
         status = fmt.run_outcome(run.end_reason, run.exit_status)
         lines.append(
-            f"dynaprof: {fmt.terminal_safe(run.target)} {status} after {fmt.seconds(run.wall_s)}; "
+            f"dynaprof: {fmt.terminal_safe(how_made.script_path(run))} {status} after {fmt.seconds(run.wall_s)}; "
             f"torch {run.torch_version or '?'}, {run.device or 'device ?'}"
         )
     if not session.frames:

@@ -19,7 +19,7 @@ from dynaprof.render.compare_report import compare_markdown
 from dynaprof.render.markdown import summary_markdown
 from dynaprof.render.terminal import summary_text
 from tests.conftest import run_dynaprof
-from tests.factories import seed_session
+from tests.factories import make_session, seed_session
 
 GH_TOKEN = "ghp_" + "Zx8Qw2Lm5Np7Rt4Vb1Kc9Hd3"
 RANDOM_SECRET = "q7Xk2LmP9vRt4ZbW8nYc3HsJ6dFg"
@@ -78,9 +78,21 @@ def test_repro_line_is_relative_quoted_and_secret_free() -> None:
     assert shlex.split(line)[-2:] == ["--name", "a b"]  # pastes back into the same words
     assert how_made.script_path(s.run) == "train.py"
     s.run.target = "/elsewhere/t.py"
-    assert how_made.script_path(s.run) == "../../elsewhere/t.py"
+    assert how_made.script_path(s.run) == "/elsewhere/t.py"  # short: as typed
     s.run.cwd = ""
     assert how_made.script_path(s.run) == "t.py"  # no working directory known: never an absolute path
+
+
+def test_a_long_script_path_reads_relative_or_as_its_folder_and_file() -> None:
+    """Titles once showed ../../../../../x/y/script.py; the repro line keeps a runnable path."""
+    s = make_session([])
+    s.run.cwd = "/home/me/work/projects/deep/er"
+    s.run.target = "/home/me/work/projects/deep/er/some/rather/long/folder/names/here/train.py"
+    assert how_made.script_path(s.run) == "some/rather/long/folder/names/here/train.py"
+    s.run.target = "/opt/another/tree/with/a/long/enough/name/for/this/x/y/script.py"
+    assert how_made.script_path(s.run) == "y/script.py"
+    s.run.cwd = "/opt/another/tree/with/a/long/enough/name/for/that"
+    assert how_made.script_path(s.run) == "../this/x/y/script.py"
 
 
 def test_facts_name_versions_environment_and_settings() -> None:
