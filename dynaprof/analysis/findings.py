@@ -345,7 +345,6 @@ def _recompiles(session: Session, total: float) -> Finding | None:
     causes = Counter(_recompile_causes(worst))
     cause = causes.most_common(1)[0][0] if causes else None
     said = _frame_said(worst[0])
-    limit = next((f.recompile_limit_hit for f in worst if f.recompile_limit_hit), None)
     did = f"was recompiled {fmt.plural(len(worst) - 1, 'time')}"  # the limit, if reached, is a finding of its own
     cost = f"{fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile){_top_phase(worst[1:])}"
     subject = {CAUSE_PARAMETRIZATION: "parametrization: ", SIZES: "changing sizes: "}.get(
@@ -353,7 +352,8 @@ def _recompiles(session: Session, total: float) -> Finding | None:
     few = [f for f in worst if f.calls is not None and f.calls <= 1]
     used = f"; {len(few)} of its {len(worst)} entries ran at most once" if len(few) > 1 else ""
     if cause is not None:
-        why = f": {cause.why}"
+        k = causes[cause]
+        why = f": {cause.why}" + (f" ({k} of the {len(worst) - 1})" if k < len(worst) - 1 else "")
     else:
         reason = next((f.recompile_reason for f in reversed(worst) if f.recompile_reason), None)
         why = f"; last failed guard: {fmt.one_line(reason_words(reason), 80)}" if reason else ""
@@ -366,8 +366,6 @@ def _recompiles(session: Session, total: float) -> Finding | None:
         remedy = REMEDY_DYNAMIC
     elif cause is not None and cause.cause == CAUSE_PARAMETRIZATION:
         remedy = REMEDY_FOLD_RECOMPILES
-    elif limit:
-        remedy = f"find what changes between calls (the recompile reasons), or raise torch._dynamo.config.{limit}"
     return Finding("recompiles", secs, text, remedy, cause.cause if cause else None)
 
 

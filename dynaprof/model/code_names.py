@@ -13,7 +13,8 @@ import re
 
 #: the prefix of the code Dynamo compiles after a graph break (torch's ``ContinueExecutionCache``)
 RESUME_PREFIX = "torch_dynamo_resume_in_"
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<inner>.+)_at_(?P<line>\d+)$")
+# a traced method's name carries its class: EncodecConv1d.torch_dynamo_resume_in__pad1d_at_150
+_RESUME = re.compile(r"^(?P<owner>(?:[\w<>]+\.)*)torch_dynamo_resume_in_(?P<inner>.+)_at_(?P<line>\d+)$")
 
 
 def resumed_function(name: str) -> tuple[str, int] | None:
@@ -25,7 +26,7 @@ def resumed_function(name: str) -> tuple[str, int] | None:
         return None
     inner, line = m.group("inner"), int(m.group("line"))
     deeper = resumed_function(inner)
-    return (deeper[0] if deeper else inner), line
+    return m.group("owner") + (deeper[0] if deeper else inner), line
 
 
 def code_name(name: str) -> str:

@@ -138,6 +138,8 @@ def test_a_resume_function_reads_as_what_it_resumes() -> None:
     nested = "torch_dynamo_resume_in_torch_dynamo_resume_in_forward_at_10_at_20"
     assert resumed_function(nested) == ("forward", 20)
     assert resumed_function("forward") is None and code_name("forward") == "forward"
+    # a traced method carries its class (EnCodec's convolutions)
+    assert code_name("EncodecConv1d.torch_dynamo_resume_in__pad1d_at_150") == "EncodecConv1d._pad1d after the graph break"
     assert code_label("torch_dynamo_resume_in_forward_at_162", "/x/modeling_x.py", 162) == \
         "forward after the graph break (modeling_x.py:162)"
 

@@ -1,0 +1,131 @@
+"""Does the first screen tell the truth on models nobody tuned for? (issue #33; docs/reports.md)
+
+Each case runs in a fresh process under ``dynaprof run`` (cold Inductor cache, ``--exports none``),
+then the saved session is read as a user reads the first screen:
+
+* the verdict: which finding leads (and the cause it is given to), its length before ``try:``
+  (at most 200 characters), and whether a sub-second finding leads over one ten times larger;
+* recompiles the parametrization causes (a ``Parametrized*`` class's type guard), and their seconds;
+* names: how many ``...`` cuts the terminal summary's tables hold at 40 and at 80 columns (0).
+
+    .venv/bin/python benchmarks/bench_first_screen.py                     # samples and eager models (~3 min)
+    .venv/bin/python benchmarks/bench_first_screen.py --inductor          # also every bench_kernel_causes model
+    .venv/bin/python benchmarks/bench_first_screen.py --cases encodec encodec-fold --out /tmp/first.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_kernel_causes import MODELS, cold_env  # noqa: E402
+
+from dynaprof.analysis.findings import VERDICT_CHARS, findings  # noqa: E402
+from dynaprof.model import load_session  # noqa: E402
+from dynaprof.model.session import CAUSE_PARAMETRIZATION, Session  # noqa: E402
+from dynaprof.render.terminal import summary_text  # noqa: E402
+
+S = ROOT / "samples"
+R = ROOT / "benchmarks" / "readability"
+D = ROOT / "benchmarks" / "differential"
+CASES: dict[str, tuple[str, list[str]]] = {
+    "seed": ("seed, parametrized (eager)", [str(S / "parametrized_linear.py"), "--parametrize"]),
+    "restarts": ("restart sample", [str(S / "restart_analysis.py")]),
+    "breaks": ("graph breaks + recompiles sample", [str(S / "graph_breaks_recompiles.py")]),
+    "training": ("training step sample", [str(S / "training_step.py")]),
+    "lora": ("LoRA transformer sample", [str(S / "lora_transformer.py")]),
+    "encodec": ("transformers EnCodec, weight_norm (eager)", [str(R / "encodec.py")]),
+    "encodec-fold": ("EnCodec, weight_norm folded (eager)", [str(R / "encodec.py"), "--fold"]),
+    "encodec-plain": ("EnCodec, no weight_norm (eager)", [str(R / "encodec.py"), "--plain"]),
+    "hifigan": ("transformers HiFi-GAN, weight_norm (eager)", [str(R / "hifigan.py")]),
+    "wav2vec2": ("transformers Wav2Vec2 (train + eval)", [str(D / "wav2vec2_tiny.py")]),
+}
+INDUCTOR: dict[str, tuple[str, list[str]]] = {
+    "encodec-inductor": ("transformers EnCodec, weight_norm (Inductor)", [str(R / "encodec.py"), "inductor"]),
+    **{f"kc-{name}": (f"bench_kernel_causes {name} (Inductor)", cmd) for name, (_pkg, cmd, _plain) in MODELS.items()},
+}
+
+
+def profile(argv: list[str], out: Path) -> tuple[Session, float]:
+    start = time.perf_counter()
+    env = cold_env(out.parent / (out.name + "-cache"))
+    run = subprocess.run([sys.executable, "-m", "dynaprof", "run", "-o", str(out), "--exports", "none", *argv],
+                         capture_output=True, text=True, env=dict(env, DYNAPROF_PROGRESS="0"), timeout=1200)
+    if not (out / "session.json").exists():
+        raise SystemExit(f"{argv}: no session (exit {run.returncode}):\n{run.stderr[-2000:]}")
+    return load_session(out), time.perf_counter() - start
+
+
+def _cuts(s: Session, width: int) -> int:
+    """``...`` in the summary's tables (the frames and the cause x phase table), where a name was
+    cut before this issue; prose (reasons quoted from torch) may still say ``...``."""
+    text = summary_text(s, width=width)
+    tables = text[: text.find("\n  hottest:")]
+    return sum(line.count("...") for line in tables.splitlines()
+               if not line.lstrip().startswith(("failed:", "note:", "...", "(")))
+
+
+def measure(s: Session) -> dict[str, object]:
+    found = findings(s)
+    top = found[0] if found else None
+    big = max((f.seconds for f in found), default=0.0)
+    small_lead = top is not None and top.seconds < 1.0 and top.seconds < 0.05 * s.total_compile_s \
+        and 10 * top.seconds <= big
+    param = [f for f in found if f.key in ("recompiles", "failures", "restarts") and f.cause == CAUSE_PARAMETRIZATION]
+    return {
+        "compile_s": s.total_compile_s, "lead": f"{top.key}" + (f" ({top.cause})" if top and top.cause else "")
+        if top else "-", "chars": len(top.text) if top else 0, "small_lead": small_lead,
+        "param_recompiles": "; ".join(f"{f.key} {f.seconds:.2f} s" for f in param) or "-",
+        "cuts": (_cuts(s, 40), _cuts(s, 80)), "verdict": top.text if top else "-",
+        "frames": len(s.frames),
+    }
+
+
+def table(rows: list[tuple[str, dict[str, object]]]) -> str:
+    lines = ["| case | compiles | compile | leading finding | verdict chars (<= 200) | sub-second lead | "
+             "given to the parametrization | cut names at 40 / 80 cols |", "|" + "---|" * 8]
+    for label, r in rows:
+        c40, c80 = r["cuts"]  # type: ignore[misc]
+        lines.append(f"| {label} | {r['frames']} | {float(r['compile_s']):.2f} s | {r['lead']} | {r['chars']} | "  # type: ignore[arg-type]
+                     f"{'yes' if r['small_lead'] else 'no'} | {r['param_recompiles']} | {c40} / {c80} |")
+    lines += ["", "Verdicts:", ""] + [f"- **{label}**: {r['verdict']}" for label, r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", nargs="+", choices=sorted({**CASES, **INDUCTOR}), default=None)
+    ap.add_argument("--inductor", action="store_true", help="also the Inductor cases (10-80 s a compile here)")
+    ap.add_argument("--out", type=Path, help="also write the table to this Markdown file")
+    a = ap.parse_args()
+    names = a.cases or [*CASES, *(INDUCTOR if a.inductor else [])]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="dynaprof-first-") as tmp:
+        for name in names:
+            label, argv = {**CASES, **INDUCTOR}[name]
+            print(f"... {label}", file=sys.stderr, flush=True)
+            s, wall = profile(argv, Path(tmp) / name)
+            print(f"    {wall:.0f} s", file=sys.stderr, flush=True)
+            rows.append((label, measure(s)))
+    text = table(rows)
+    print(text)
+    if a.out:
+        a.out.write_text(text, encoding="utf-8")
+    bad = [label for label, r in rows if int(r["chars"]) > VERDICT_CHARS or r["small_lead"]]  # type: ignore[call-overload]
+    if bad:
+        print(f"over {VERDICT_CHARS} characters or led by a sub-second finding: {', '.join(bad)}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
+    main()
