@@ -168,7 +168,7 @@ def wrap_cell(text: str, width: int) -> list[str]:
     room = max(1, width - len(indent))
     while len(rest) > room:
         # a space if it leaves the line at least half full, else a path's or name's joint
-        cut = next((pos for c in " /_." if (pos := rest.rfind(c, 1, room + 1)) >= room // 2), -1)
+        cut = next((pos for c in " /_." if (pos := rest.rfind(c, 1, room)) >= room // 2), -1)
         cut = cut + 1 if cut > 0 else room
         out.append(indent + rest[:cut].rstrip())
         rest = rest[cut:].lstrip()

@@ -228,7 +228,7 @@ def _fused_kernels(session: Session, total: float) -> Finding | None:
     return Finding(
         "fused_kernels",
         secs * 0.25,  # a caveat on the parametrization's figure, not a cause of its own
-        f"{fmt.plural(n, 'Inductor kernel')} fuse a parametrization's nodes into other code "
+        f"{fmt.plural(n, 'Inductor kernel')} {'fuses' if n == 1 else 'fuse'} a parametrization's nodes into other code "
         f"({fmt.seconds(secs)} to build); the parametrization is counted for its nodes' share of their size, "
         "not for kernels it makes Inductor build in place of others: to see those, compare with a run "
         "without it (dynaprof compare PLAIN_RUN THIS_RUN)",
@@ -351,16 +351,18 @@ def _recompiles(session: Session, total: float) -> Finding | None:
         cause.cause if cause else "", "recompiles: ")
     few = [f for f in worst if f.calls is not None and f.calls <= 1]
     used = f"; {len(few)} of its {len(worst)} entries ran at most once" if len(few) > 1 else ""
+    why = brief_why = ""
     if cause is not None:
         k = causes[cause]
-        why = f": {cause.why}" + (f" ({k} of the {len(worst) - 1})" if k < len(worst) - 1 else "")
+        brief_why = f": {cause.why}"
+        why = brief_why + (f" ({k} of the {len(worst) - 1})" if k < len(worst) - 1 else "")
     else:
         reason = next((f.recompile_reason for f in reversed(worst) if f.recompile_reason), None)
         why = f"; last failed guard: {fmt.one_line(reason_words(reason), 80)}" if reason else ""
     head = f"{subject}{said} {did}, {cost}"
-    brief = (f"{subject}{said} recompiled {fmt.plural(len(worst) - 1, 'time')}, {fmt.seconds(secs)} "
-             f"({fmt.pct(secs, total)})")
-    text = _fit([head + why + used, head + why, brief + why, head])
+    brief = f"{subject}{said} recompiled {fmt.plural(len(worst) - 1, 'time')}, {fmt.seconds(secs)}"
+    # the verdict fits 200 characters: the why stays longest, the phase and the share go first
+    text = _fit([head + why + used, head + why, head + brief_why, brief + why, brief + brief_why, head])
     remedy = None
     if cause is not None and cause.cause == SIZES:
         remedy = REMEDY_DYNAMIC

@@ -121,6 +121,17 @@ def test_no_name_is_cut_to_an_ellipsis_at_any_width(width: int) -> None:
         assert re.sub(r"\s+", "", f"{LONG}{tail}(modeling_{tail}_with_long_name.py:") in flat
     cause = summary_text(inductor_session(user_cause=LONG + "encoder (model.py:26)"), width=width)
     assert re.sub(r"\s+", "", LONG + "encoder (model.py:26)") in re.sub(r"\s+", "", cause)
+    if width >= 80:  # at 40 the numbers alone are wider: only the names give way
+        assert all(len(line) <= width for line in table.splitlines()), table
+
+
+@pytest.mark.parametrize("text", ["_pad1d (modeling_encodec.py:138)", "a b_c/d.e f_g h/i", "x" * 40,
+                                  "  Linear.weight via Parametrization"])
+def test_a_wrapped_cell_never_passes_its_width_and_keeps_every_character(text: str) -> None:
+    for width in range(4, 45):
+        parts = fmt.wrap_cell(text, width)
+        assert all(len(p) <= width for p in parts), (width, parts)
+        assert "".join(parts).replace(" ", "") == text.replace(" ", "")
 
 
 def test_the_hottest_sentence_fits_200_characters_with_long_names() -> None:
