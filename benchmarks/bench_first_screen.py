@@ -6,7 +6,9 @@ then the saved session is read as a user reads the first screen:
 * the verdict: which finding leads (and the cause it is given to), its length before ``try:``
   (at most 200 characters), and whether a sub-second finding leads over one ten times larger;
 * recompiles the parametrization causes (a ``Parametrized*`` class's type guard), and their seconds;
-* names: how many ``...`` cuts the terminal summary's tables hold at 40 and at 80 columns (0).
+* names: how many frame and cause names the terminal summary's tables show only in part, at 40
+  and at 80 columns (0);
+* recompiles by cause (``analysis.recompile_causes``).
 
     .venv/bin/python benchmarks/bench_first_screen.py                     # samples and eager models (~3 min)
     .venv/bin/python benchmarks/bench_first_screen.py --inductor          # also every bench_kernel_causes model
@@ -16,11 +18,14 @@ then the saved session is read as a user reads the first screen:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,9 +34,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_kernel_causes import MODELS, cold_env  # noqa: E402
 
+from dynaprof import fmt  # noqa: E402
+from dynaprof.analysis.cause_table import OTHER_CAUSES, session_cause_table  # noqa: E402
 from dynaprof.analysis.findings import VERDICT_CHARS, findings  # noqa: E402
+from dynaprof.analysis.recompile_causes import recompile_cause  # noqa: E402
 from dynaprof.model import load_session  # noqa: E402
-from dynaprof.model.session import CAUSE_PARAMETRIZATION, Session  # noqa: E402
+from dynaprof.model.session import CAUSE_PARAMETRIZATION, Session, display_name  # noqa: E402
 from dynaprof.render.terminal import summary_text  # noqa: E402
 
 S = ROOT / "samples"
@@ -51,7 +59,8 @@ CASES: dict[str, tuple[str, list[str]]] = {
 }
 INDUCTOR: dict[str, tuple[str, list[str]]] = {
     "encodec-inductor": ("transformers EnCodec, weight_norm (Inductor)", [str(R / "encodec.py"), "inductor"]),
-    **{f"kc-{name}": (f"bench_kernel_causes {name} (Inductor)", cmd) for name, (_pkg, cmd, _plain) in MODELS.items()},
+    **{f"kc-{name}": (f"bench_kernel_causes {name} (Inductor)", cmd) for name, (pkg, cmd, _plain) in MODELS.items()
+       if pkg is None or importlib.util.find_spec(pkg) is not None},  # torchao is not always installed
 }
 
 
@@ -66,12 +75,17 @@ def profile(argv: list[str], out: Path) -> tuple[Session, float]:
 
 
 def _cuts(s: Session, width: int) -> int:
-    """``...`` in the summary's tables (the frames and the cause x phase table), where a name was
-    cut before this issue; prose (reasons quoted from torch) may still say ``...``."""
-    text = summary_text(s, width=width)
-    tables = text[: text.find("\n  hottest:")]
-    return sum(line.count("...") for line in tables.splitlines()
-               if not line.lstrip().startswith(("failed:", "note:", "...", "(")))
+    """Names the summary's tables show in part: each frame the frames table lists and each cause
+    and detail row of the cause x phase table must be found whole in the text (line breaks
+    aside). Before this issue they were cut to ``...``."""
+    text = re.sub(r"\s+", "", summary_text(s, width=width))
+    shown = sorted(s.frames, key=lambda f: -(f.compile_time_s or 0.0))[:12]
+    names = [f"{n} ({fmt.location(fn, ln)})" for n, fn, ln in map(display_name, shown)]
+    table = session_cause_table(s, 8)
+    if table is not None:
+        names += [r.cause for r in table.rows if r.cause != OTHER_CAUSES]
+        names += [d.label for r in table.rows for d in r.details]
+    return sum(re.sub(r"\s+", "", fmt.terminal_safe(n)) not in text for n in names)
 
 
 def measure(s: Session) -> dict[str, object]:
@@ -81,22 +95,29 @@ def measure(s: Session) -> dict[str, object]:
     small_lead = top is not None and top.seconds < 1.0 and top.seconds < 0.05 * s.total_compile_s \
         and 10 * top.seconds <= big
     param = [f for f in found if f.key in ("recompiles", "failures", "restarts") and f.cause == CAUSE_PARAMETRIZATION]
+    by: Counter[str] = Counter()
+    for f in s.frames:
+        if f.recompile_reason:
+            rc = recompile_cause(f.recompile_reason)
+            by[rc.cause if rc else "other"] += 1
     return {
         "compile_s": s.total_compile_s, "lead": f"{top.key}" + (f" ({top.cause})" if top and top.cause else "")
         if top else "-", "chars": len(top.text) if top else 0, "small_lead": small_lead,
         "param_recompiles": "; ".join(f"{f.key} {f.seconds:.2f} s" for f in param) or "-",
         "cuts": (_cuts(s, 40), _cuts(s, 80)), "verdict": top.text if top else "-",
-        "frames": len(s.frames),
+        "frames": len(s.frames), "recompiles": ", ".join(f"{k} {n}" for k, n in by.most_common()) or "-",
     }
 
 
 def table(rows: list[tuple[str, dict[str, object]]]) -> str:
     lines = ["| case | compiles | compile | leading finding | verdict chars (<= 200) | sub-second lead | "
-             "given to the parametrization | cut names at 40 / 80 cols |", "|" + "---|" * 8]
+             "given to the parametrization | recompiles by cause | names shown in part at 40 / 80 cols |",
+             "|" + "---|" * 9]
     for label, r in rows:
         c40, c80 = r["cuts"]  # type: ignore[misc]
         lines.append(f"| {label} | {r['frames']} | {float(r['compile_s']):.2f} s | {r['lead']} | {r['chars']} | "  # type: ignore[arg-type]
-                     f"{'yes' if r['small_lead'] else 'no'} | {r['param_recompiles']} | {c40} / {c80} |")
+                     f"{'yes' if r['small_lead'] else 'no'} | {r['param_recompiles']} | {r['recompiles']} | "
+                     f"{c40} / {c80} |")
     lines += ["", "Verdicts:", ""] + [f"- **{label}**: {r['verdict']}" for label, r in rows]
     return "\n".join(lines) + "\n"
 

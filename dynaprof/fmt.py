@@ -115,20 +115,18 @@ def terminal_safe(text: str) -> str:
 
 
 def table(headers: list[str], rows: list[list[str]], align: str = "", width: int | None = None,
-          wrap: int | None = None, own_line: bool = False) -> list[str]:
+          wrap: int | None = None) -> list[str]:
     """Plain-text columns; ``align`` holds 'l'/'r' per column (default: left). With ``width`` and
-    ``wrap`` (a column's index), a table wider than ``width`` narrows that column and wraps its
-    cells onto a line below the row; where even ``MIN_WRAP`` columns would not leave it room, a
-    cell would take more than ``MAX_WRAPPED_LINES``, or with ``own_line``, a cell too long for the
-    column goes on lines of its own above its row, at the table's full width. A name is never cut to an ellipsis that two rows could share. A cell's leading spaces (a
-    sub-row's indent) carry onto its continuation lines."""
+    ``wrap`` (a column's index), a table wider than ``width`` narrows that column (to ``MIN_WRAP``
+    at least), and a cell too long for it stands on lines of its own above its row, whole, wrapped
+    at the table's width where it must be: a name is never cut to an ellipsis that two rows could
+    share, nor broken among the numbers of its row."""
     widths = [len(h) for h in headers]
     for row in rows:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
     if width is not None and wrap is not None:
         over = sum(widths) + 2 * (len(widths) - 1) - width
         if over > 0:
-            own_line = own_line or widths[wrap] - over < MIN_WRAP
             widths[wrap] = max(MIN_WRAP, len(headers[wrap]), widths[wrap] - over)
 
     def line(cells: list[str]) -> str:
@@ -142,22 +140,17 @@ def table(headers: list[str], rows: list[list[str]], align: str = "", width: int
     for row in rows:
         if wrap is None or len(row[wrap]) <= widths[wrap]:
             out.append(line(row))
-        elif own_line or len(wrap_cell(row[wrap], widths[wrap])) > MAX_WRAPPED_LINES:  # the columns before it, the cell as long as it is, then the row without them
-            lead = "".join(c.ljust(widths[i]) + "  " for i, c in enumerate(row[:wrap]))
-            room = max(MIN_WRAP, (width or 0) - len(lead)) if width else len(row[wrap])
-            out += [(lead if k == 0 else " " * len(lead)) + p for k, p in enumerate(wrap_cell(row[wrap], room))]
-            out.append(line([c if i > wrap else "" for i, c in enumerate(row)]))
-        else:
-            parts = wrap_cell(row[wrap], widths[wrap])
-            out.append(line([parts[0] if i == wrap else c for i, c in enumerate(row)]))
-            out += [line([p if i == wrap else "" for i in range(len(row))]) for p in parts[1:]]
+            continue
+        # the columns before it, the cell as long as it is, then the row without them
+        lead = "".join(c.ljust(widths[i]) + "  " for i, c in enumerate(row[:wrap]))
+        room = max(MIN_WRAP, (width or 0) - len(lead)) if width else len(row[wrap])
+        out += [(lead if k == 0 else " " * len(lead)) + p for k, p in enumerate(wrap_cell(row[wrap], room))]
+        out.append(line([c if i > wrap else "" for i, c in enumerate(row)]))
     return out
 
 
 #: the narrowest a wrapped table column gets
 MIN_WRAP = 12
-#: a cell that would wrap onto more lines than this stands on a line of its own instead
-MAX_WRAPPED_LINES = 2
 
 
 def wrap_cell(text: str, width: int) -> list[str]:

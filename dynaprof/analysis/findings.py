@@ -58,7 +58,8 @@ REMEDY_REGISTER_OUTSIDE = (
 )
 REMEDY_FOLD_RECOMPILES = (
     "for inference, fold the parametrizations in (torch.nn.utils.parametrize.remove_parametrizations(module, name, "
-    "leave_parametrized=True)): the modules get their class back; for training no remedy is known"
+    "leave_parametrized=True)): the modules get their class back, though other guards may still fail per module; "
+    "for training no remedy is known"
 )
 REMEDY_DYNAMIC = (
     "the size changes between calls: torch._dynamo.mark_dynamic(tensor, dim) or torch.compile(..., dynamic=True)"
@@ -473,7 +474,8 @@ def _failures(session: Session, total: float) -> Finding | None:
 
 
 def _top_category(session: Session, total: float) -> Finding | None:
-    attr = {k: v for k, v in session.attribution.items() if k != "other"}
+    # toolchain setup has a finding of its own, ranked by what the next run still pays
+    attr = {k: v for k, v in session.attribution.items() if k not in ("other", "toolchain_setup")}
     if not attr:
         return None
     cat, secs = max(attr.items(), key=lambda kv: kv[1])

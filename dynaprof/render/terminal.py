@@ -209,8 +209,7 @@ def _cause_phase_lines(table: CauseTable, width: int) -> list[str]:
             for lb, cells in body]
     lines = ["", "  where compile time went, by cause and phase (sampled seconds; % of compile):"]
     lines += [_ROW + " " * indent + row
-              for row in fmt.table(["cause", *headers], rows, "l" + "r" * len(headers), width=width - indent, wrap=0,
-                                   own_line=True)]
+              for row in fmt.table(["cause", *headers], rows, "l" + "r" * len(headers), width=width - indent, wrap=0)]
     if table.restart_waste > 0:
         worst = max(((r.cause, r.wasted) for r in table.rows if r.wasted > 0), key=lambda kv: kv[1], default=None)
         text = f"restart waste: {fmt.seconds(table.restart_waste)} of this in attempts that restarts threw away"

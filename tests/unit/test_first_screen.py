@@ -155,16 +155,14 @@ def test_a_resume_function_reads_as_what_it_resumes() -> None:
         "forward after the graph break (modeling_x.py:162)"
 
 
-def test_a_long_cell_wraps_once_or_stands_on_its_own_line_never_cut() -> None:
-    rows = [["0/0", "forward after the graph break (model.py:16)", "1.00 s"],
+def test_a_long_cell_stands_whole_on_its_own_line_never_cut() -> None:
+    rows = [["0/0", "forward (model.py:16)", "1.00 s"],
             ["0/1", "forward after the graph break (modeling_encodec.py:162)", "2.00 s"],
-            ["0/2", "  Linear.weight via Parametrization", "3.00 s"]]
+            ["0/2", "  Linear.weight via a parametrization with a long name, longer than forty", "3.00 s"]]
     lines = fmt.table(["id", "frame", "time"], rows, "llr", width=40, wrap=1)
     assert all(len(line) <= 40 for line in lines)
-    # two lines hold it: the row, then the rest of its cell under the column
-    assert lines[1].startswith("0/0  forward after") and lines[1].endswith("1.00 s") and lines[2].startswith(" " * 5)
-    assert f"{lines[1][5:-6].strip()} {lines[2].strip()}" == rows[0][1]
-    # more would not: the cell stands on lines of its own above the row's numbers
-    assert lines[3].startswith("0/1  forward after") and lines[5].strip() == "2.00 s"
-    assert f"{lines[3][5:]} {lines[4].strip()}" == rows[1][1]
-    assert lines[6].startswith("0/2    Linear.weight via") and lines[7].endswith("Parametrization")
+    assert lines[1].startswith("0/0  forward (model.py:16)") and lines[1].endswith("1.00 s")
+    # too long for its column: the cell on its own line, whole, then the row's numbers
+    at = next(i for i, line in enumerate(lines) if line.strip() == "2.00 s")
+    assert " ".join(line.strip() for line in lines[2:at]) == "0/1  " + rows[1][1]
+    assert lines[-1].strip() == "3.00 s" and lines[at + 1].startswith("0/2    Linear.weight")
