@@ -482,10 +482,13 @@ class GuardText:
         self.lines = 0
         self._sources: Counter[tuple[str, str]] = Counter()
         self.latency_us: float | None = None
+        self._ends_empty = False
 
     def feed(self, lines: list[bytes]) -> None:
         text = b"".join(lines).decode("utf-8", "replace")
         self.lines += len(lines)
+        if lines:
+            self._ends_empty = lines[-1].rstrip(b"\r\n") in (b"\t", b"")
         self.chars += len(text) - len(lines) - text.count("\n")  # drop each TAB and newline
         self._sources.update(_GUARD_SOURCE.findall(text))  # (file, function) pairs
         tail = _GUARD_LATENCY.search(text, max(0, text.rfind("Guard latency = ")))
@@ -503,6 +506,8 @@ class GuardText:
 
     def done(self) -> None:
         self.chars += max(self.lines - 1, 0)  # the newlines between lines
+        if self._ends_empty:  # torch 2.4's text ends with a newline: no line after it (str.splitlines)
+            self.lines -= 1
         self.on_done(self)
 
 
