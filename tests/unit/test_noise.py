@@ -245,7 +245,7 @@ def test_cli_margin_on_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str
     from dynaprof.cli import main
 
     base, new = _tight(tmp_path)
-    assert main(["compare", base, new, "-o", str(tmp_path / "c1")]) == 0
+    assert main(["compare", base, new, "-o", str(tmp_path / "out1")]) == 0
     err = capsys.readouterr().err
     assert "margin 10%): within noise" in err and "note: the runs were made in blocks" in err
     assert main(["compare", base, new, "-o", str(tmp_path / "c2"), "--margin", "3"]) == 0
@@ -270,3 +270,29 @@ def test_cli_margin_on_pr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "**Slower:**" in comment and "under the 3% margin" in comment
     assert main(["pr", base, new, "--margin", "250"]) == 2
     assert "--margin must be a percentage" in capsys.readouterr().err
+
+
+def test_cli_pooled_single_runs_note_blocks_but_not_alternation(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from dynaprof.cli import main
+
+    def side(name: str, starts: list[int]) -> list[str]:
+        paths = []
+        for i, at in enumerate(starts):
+            s = _single(at)
+            s.frames[0].compile_time_s = 1.0 + 0.01 * i
+            save_session(s, tmp_path / f"{name}{i}")
+            paths.append(str(tmp_path / f"{name}{i}"))
+        return paths
+
+    blocks = ["--base", *side("a", [0, 1, 2]), "--new", *side("b", [3, 4, 5])]
+    assert main(["compare", *blocks, "-o", str(tmp_path / "out1")]) == 0
+    err = capsys.readouterr().err
+    assert "3 vs 3 runs; margin 10%): within noise" in err
+    assert "note: the runs were made in blocks: all 3 BASE runs came before the 3 NEW runs" in err
+    assert "> Note: the runs were made in blocks" in (tmp_path / "out1" / "compare.md").read_text()
+    alternating = ["--base", *side("c", [0, 2, 4]), "--new", *side("d", [1, 3, 5])]
+    assert main(["compare", *alternating, "-o", str(tmp_path / "out2")]) == 0
+    assert "made in blocks" not in capsys.readouterr().err
+    assert main(["pr", *blocks, "-o", str(tmp_path / "p")]) == 0
+    assert "> Note: the runs were made in blocks" in (tmp_path / "p" / "comment.md").read_text()
