@@ -110,14 +110,11 @@ def terminal_lines(sweep: Sweep, g: Growth) -> list[str]:
     return lines
 
 
-def sweep_markdown(sweep: Sweep, g: Growth) -> str:
+def growth_tables_md(g: Growth) -> list[str]:
+    """The Markdown lines of the growth table (timings) and the exact counts' table."""
     axis = md_escape(g.axis)
-    out = [f"# dynaprof sweep: {md_escape(sweep.target)}", "", md_escape(header_line(sweep), 1000), ""]
-    out += [f"- **{md_escape(line, 1000)}**" if i == 0 else f"- {md_escape(line, 1000)}"
-            for i, line in enumerate(verdict(g))]
-    out += [f"- :warning: {md_escape(f.text, 1000)}" for f in g.flags]
-    out += ["", f"![compile time against {axis}, log-log]({GROWTH_SVG})", ""]
     lo, hi = (x_text(g.xs[0]), x_text(g.xs[-1])) if g.xs else ("?", "?")
+    out: list[str] = []
     if g.fits:
         out += ["### Growth per cause and phase", "",
                 f"t = a * N^k with N = {axis}; the interval is 95% from a bootstrap over each point's runs; "
@@ -128,6 +125,17 @@ def sweep_markdown(sweep: Sweep, g: Growth) -> str:
         out += ["### Exact counts", "",
                 md_table(["count", "k", "95% interval", f"at {lo}", f"at {hi}", "absent"],
                          [[md_escape(c) for c in row] for row in _count_rows(g)], align="lrrrrl"), ""]
+    return out
+
+
+def sweep_markdown(sweep: Sweep, g: Growth) -> str:
+    axis = md_escape(g.axis)
+    out = [f"# dynaprof sweep: {md_escape(sweep.target)}", "", md_escape(header_line(sweep), 1000), ""]
+    out += [f"- **{md_escape(line, 1000)}**" if i == 0 else f"- {md_escape(line, 1000)}"
+            for i, line in enumerate(verdict(g))]
+    out += [f"- :warning: {md_escape(f.text, 1000)}" for f in g.flags]
+    out += ["", f"![compile time against {axis}, log-log]({GROWTH_SVG})", ""]
+    out += growth_tables_md(g)
     if sweep.project_at is not None:
         out += [f"### Projected at {axis}={md_escape(x_text(sweep.project_at))}", ""]
         warn = projection_warning(g, sweep.project_at)
