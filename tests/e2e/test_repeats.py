@@ -115,6 +115,8 @@ def test_repeat_runs_fresh_processes_with_cold_caches(tmp_path: Path) -> None:
     s = load_session(tmp_path / "r")
     assert [r.index for r in s.repeats] == [1, 2, 3] and all(r.cold and r.exit_status == 0 for r in s.repeats)
     assert all(set(r.frames) == {"0/0"} and r.compile_s > 0 and r.causes for r in s.repeats)
+    starts = [r.start_time for r in s.repeats]  # each run's own start: compare tells blocks from alternation
+    assert all(starts) and starts == sorted(starts) and len(set(starts)) == 3
     times = [r.compile_s for r in s.repeats]
     assert s.run.repeat == median_repeat(times) + 1
     assert s.total_compile_s == pytest.approx(sorted(times)[1], abs=1e-6)  # the frames are the median run's
