@@ -115,7 +115,7 @@ def test_repeat_runs_fresh_processes_with_cold_caches(tmp_path: Path) -> None:
     s = load_session(tmp_path / "r")
     assert [r.index for r in s.repeats] == [1, 2, 3] and all(r.cold and r.exit_status == 0 for r in s.repeats)
     assert all(set(r.frames) == {"0/0"} and r.compile_s > 0 and r.causes for r in s.repeats)
-    starts = [r.start_time for r in s.repeats]  # each run's own start: compare tells blocks from alternation
+    starts = [r.start_time or "" for r in s.repeats]  # each run's own start: compare tells blocks from alternation
     assert all(starts) and starts == sorted(starts) and len(set(starts)) == 3
     times = [r.compile_s for r in s.repeats]
     assert s.run.repeat == median_repeat(times) + 1
