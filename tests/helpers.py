@@ -13,6 +13,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dynaprof.analysis import pstats_tools as pt
 from dynaprof.model import GraphBreak, PropertyTrace, Session, Stack
 from dynaprof.render.html_toolkit import CSP
@@ -32,6 +34,25 @@ def torch_release() -> tuple[int, int]:
     except PackageNotFoundError:
         return (0, 0)
     return (int(parts[0]), int(parts[1])) if len(parts) >= 2 else (0, 0)
+
+
+def torch_version_text() -> str:
+    """The installed torch's version as pip names it ("2.4.1+cu121"), without importing it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return "none"
+
+
+def requires_torch(release: str, reason: str) -> pytest.MarkDecorator:
+    """Skip a test on a torch older than ``release`` ("2.5"), saying the installed version and
+    what the test needs that older torches lack (``reason``). ``release`` is the first torch known
+    to have it; where no release between was checked, the one after the oldest that lacks it."""
+    need = tuple(int(p) for p in release.split("."))
+    return pytest.mark.skipif(torch_release() < need,
+                              reason=f"torch {torch_version_text()} < {release}: {reason}")  # fmt: skip
 
 
 #: torch 2.4 has no chromium instant events, no AOTAutograd cache, no PGO, and its FX graph

@@ -20,6 +20,7 @@ from dynaprof.render.markdown import summary_markdown
 from dynaprof.render.terminal import summary_text
 from tests.conftest import run_dynaprof
 from tests.factories import make_session, seed_session
+from tests.helpers import requires_torch
 
 GH_TOKEN = "ghp_" + "Zx8Qw2Lm5Np7Rt4Vb1Kc9Hd3"
 RANDOM_SECRET = "q7Xk2LmP9vRt4ZbW8nYc3HsJ6dFg"
@@ -177,6 +178,13 @@ def test_older_sessions_load_with_provenance_unknown() -> None:
 # -- capture -------------------------------------------------------------------------------------
 
 
+def _limit_name() -> str:
+    """The recompile limit's name on this torch (2.4: ``cache_size_limit``, later an alias of it)."""
+    import torch._dynamo.config as dc
+
+    return "recompile_limit" if hasattr(dc, "recompile_limit") else "cache_size_limit"
+
+
 @pytest.mark.torch
 def test_config_changes_reads_what_differs_from_the_defaults() -> None:
     import torch._dynamo.config as dc
@@ -184,21 +192,35 @@ def test_config_changes_reads_what_differs_from_the_defaults() -> None:
 
     from dynaprof.capture.torch_config import config_changes
 
-    with dc.patch(recompile_limit=5), fc.patch(debug_assert=True):
+    limit = _limit_name()
+    with dc.patch(**{limit: 5}), fc.patch(debug_assert=True):
         changes, errors = config_changes()
         skipped, _ = config_changes(frozenset({("functorch", "debug_assert")}))
     assert errors == []
-    assert ["dynamo", "recompile_limit", "5", "8"] in changes
+    assert ["dynamo", limit, "5", "8"] in changes
     assert ["functorch", "debug_assert", "True", "False"] in changes
-    assert not any(c[1] == "cache_size_limit" for c in changes)  # an alias: its target is listed
     assert ["functorch", "debug_assert", "True", "False"] not in skipped
     after, _ = config_changes()
-    assert ["dynamo", "recompile_limit", "5", "8"] not in after
+    assert ["dynamo", limit, "5", "8"] not in after
+
+
+@pytest.mark.torch
+@requires_torch("2.5", "cache_size_limit is an alias of recompile_limit only on newer torches")
+def test_a_config_alias_is_listed_as_its_target() -> None:
+    import torch._dynamo.config as dc
+
+    from dynaprof.capture.torch_config import config_changes
+
+    with dc.patch(cache_size_limit=5):
+        changes, _ = config_changes()
+    assert ["dynamo", "recompile_limit", "5", "8"] in changes
+    assert not any(c[1] == "cache_size_limit" for c in changes)
 
 
 SCRIPT = """
 import sys, torch
-torch._dynamo.config.recompile_limit = 3  # changed by the script: recorded as it is at the end
+torch._dynamo.config.cache_size_limit = 3  # changed by the script: recorded as it is at the end (2.5+: as the
+# recompile_limit it is an alias of)
 @torch.compile(backend="eager")
 def f(x):
     return x.sin() + 1
@@ -222,7 +244,7 @@ def test_a_run_records_how_it_was_made_and_no_secret(tmp_path: Path) -> None:
     assert run.torch_git_version == torch.version.git_version
     assert run.env is not None and run.env["TORCHINDUCTOR_FX_GRAPH_CACHE"] == "0"
     assert run.env["TORCH_HUB_TOKEN"] == REDACTED and "MY_PASSWORD" not in run.env
-    assert run.config is not None and ConfigChange("dynamo", "recompile_limit", "3", "8") in run.config
+    assert run.config is not None and ConfigChange("dynamo", _limit_name(), "3", "8") in run.config
     assert run.argv == [str(tmp_path / "job.py"), "--api-key", REDACTED, f"--token={REDACTED}", "--lr", "0.1"]
     assert how_made.script_path(run) == "job.py"
     written = [p for p in (tmp_path / "r").rglob("*") if p.is_file()]
