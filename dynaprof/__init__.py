@@ -6,7 +6,8 @@ and the CLI's start-up import nothing extra:
 * ``profile`` / ``Profile`` / ``ProfileError``: profile the compiles of a block in this process;
 * ``Session`` and ``load_session``: the typed session and reading a run folder or session.json;
 * ``Budget``, ``check_budgets``, ``CheckResult``: the budgets ``dynaprof check`` applies;
-* ``findings``, ``compare_sessions``: what the reports say, and a comparison of two runs.
+* ``findings``, ``compare_sessions``: what the reports say, and a comparison of two runs;
+* ``sweep`` / ``SweepResult``: how compile time grows with size (``dynaprof sweep`` in this process).
 
 ``%load_ext dynaprof`` registers the ``%%dynaprof`` notebook magic (``dynaprof.notebook``).
 """
@@ -26,6 +27,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "DynaprofError": ("dynaprof.errors", "DynaprofError"),
     "Session": ("dynaprof.model.session", "Session"),
     "load_session": ("dynaprof.api", "load_session"),
+    "sweep": ("dynaprof.api", "sweep"),
+    "SweepResult": ("dynaprof.api", "SweepResult"),
     "Budget": ("dynaprof.analysis.budgets", "Budget"),
     "CheckResult": ("dynaprof.analysis.budgets", "CheckResult"),
     "check_budgets": ("dynaprof.analysis.budgets", "check"),
@@ -40,6 +43,7 @@ __all__ = [
     "Profile",
     "ProfileError",
     "Session",
+    "SweepResult",
     "__version__",
     "check_budgets",
     "compare_sessions",
@@ -47,6 +51,7 @@ __all__ = [
     "load_ipython_extension",
     "load_session",
     "profile",
+    "sweep",
 ]
 
 if TYPE_CHECKING:
@@ -56,7 +61,7 @@ if TYPE_CHECKING:
     from dynaprof.analysis.budgets import check as check_budgets
     from dynaprof.analysis.compare import compare_sessions
     from dynaprof.analysis.findings import findings
-    from dynaprof.api import Profile, ProfileError, load_session, profile
+    from dynaprof.api import Profile, ProfileError, SweepResult, load_session, profile, sweep
     from dynaprof.errors import DynaprofError
     from dynaprof.model.session import Session
     from dynaprof.version import __version__

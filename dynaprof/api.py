@@ -16,7 +16,7 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
@@ -26,8 +26,10 @@ from dynaprof.errors import DynaprofError
 from dynaprof.fmt import plural, stored_s
 
 if TYPE_CHECKING:
+    from dynaprof.analysis.growth import Growth
     from dynaprof.capture.core import Capture
     from dynaprof.model.session import Session
+    from dynaprof.model.sweep import Sweep
 
 JOURNAL_FILE = "journal.jsonl"  # the capture journal's name in a run folder (capture.journal)
 
@@ -353,3 +355,80 @@ def load_session(path: str | os.PathLike[str]) -> Session:
     from dynaprof.model.store import load_session as load
 
     return load(Path(path))
+
+
+class SweepResult:
+    """What ``dynaprof.sweep()`` made: the sweep (as in ``sweep.json``), its growth fit and its folder."""
+
+    def __init__(self, sweep: Sweep, growth: Growth, path: Path) -> None:
+        self.sweep, self.growth, self.path = sweep, growth, path
+
+    def verdict(self) -> list[str]:
+        """The growth in words (``analysis.growth.verdict``)."""
+        from dynaprof.analysis.growth import verdict
+
+        return verdict(self.growth)
+
+    def assert_growth(self, max_growth: float | None = None, **named: float) -> None:
+        """AssertionError when an exponent's interval lies above its bound, as ``dynaprof check
+        SWEEP --max-growth`` decides: ``max_growth`` for compile time and every cost over 5% of it,
+        ``guards=1.0``, ``restart_waste=1.5``... for one measure (``_`` for a space)."""
+        from dynaprof.analysis.growth_gate import check_growth
+
+        result = check_growth(self.growth, max_growth, {k.replace("_", " "): v for k, v in named.items()})
+        if result.unknown:
+            raise ProfileError(f"no fitted measure named {', '.join(map(repr, result.unknown))} in this sweep")
+        if result.breaches:
+            raise AssertionError("compile-time growth over budget: " + "; ".join(b.message for b in result.breaches))
+
+
+def sweep(fn: Callable[[float], object], sizes: Sequence[float], *, repeat: int = 3,
+          path: str | os.PathLike[str] | None = None, name: str = "N", force: bool = False,
+          project: float | None = None) -> SweepResult:
+    """Call ``fn(size)`` (a function that builds and compiles a model of that size, and runs it)
+    ``repeat`` times at each size, each call profiled into a run folder of its own (session.json
+    only: ``dynaprof report`` renders one), after ``torch.compiler.reset()``; then fit how compile
+    time grows (``dynaprof sweep``'s fit and outputs). In this process: compiler caches on disk are
+    not made cold (``dynaprof sweep`` runs each point in a fresh process with cold ones). A call
+    that raises is recorded with its error and the sweep goes on."""
+    import torch  # the public reset: every call compiles from scratch, whatever the last one left
+
+    from dynaprof.cli.sweep import check_params, point_dir
+    from dynaprof.model.sweep import SWEEP_SCHEMA_VERSION, PointRun, Sweep, SweepParam, SweepPoint
+    from dynaprof.run_folder.sweep_folder import finish_sweep, measured
+
+    params = [SweepParam(name, [f"{s:g}" for s in sizes])]
+    check_params(params)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ProfileError(f"repeat must be a whole number >= 1, got {repeat!r}")
+    label = getattr(fn, "__qualname__", repr(fn))
+    out = prepare_out_dir(Path(path) if path is not None else default_run_dir(_stem(label) + "-sweep"), force,
+                          "force=True", ProfileError).resolve()
+    result = Sweep(SWEEP_SCHEMA_VERSION, params, label, [], ["dynaprof.sweep", label], repeat, False,
+                   time.strftime("%Y-%m-%dT%H:%M:%S%z"), torch.__version__, _version(), project_at=project)
+    for size, text in zip(sizes, params[0].values, strict=True):
+        point = SweepPoint({name: text}, float(size))
+        result.points.append(point)
+        for r in range(1, repeat + 1):
+            rel = f"{point_dir(point.values)}/{r}"
+            torch.compiler.reset()
+            prof = Profile(out / rel, force=True, render=False, label=f"{label}({name}={text})")
+            start = time.perf_counter()
+            run = PointRun(r, rel, 0)
+            try:
+                with prof:
+                    fn(size)
+            except Exception as e:  # the sweep goes on; the error is what the point says
+                run.exit_status, run.error = None, f"{type(e).__name__}: {e}"
+            run.wall_s = stored_s(time.perf_counter() - start)
+            if run.error is None:
+                run.measures, run.counts = measured(prof.session)
+            point.runs.append(run)
+    g, _ = finish_sweep(result, out)
+    return SweepResult(result, g, out)
+
+
+def _version() -> str:
+    from dynaprof.version import __version__
+
+    return __version__

@@ -3,6 +3,8 @@
 * fixture ``dynaprof_profile``: profiles every ``torch.compile`` compile of the test from the
   moment it is requested; ``dynaprof_profile.assert_budget(max_compile_time=2, max_guards=5000)``
   stops it and fails the test, in ``dynaprof check``'s words, when a budget is exceeded.
+* fixture ``dynaprof_sweep``: ``dynaprof_sweep(build, sizes=[4, 8, 16]).assert_growth(1.3)`` runs
+  ``dynaprof.sweep`` into a temporary folder and fails the test when compile time grows faster.
 * ``--dynaprof DIR``: one run folder per test that compiled, ``DIR/<test id>/`` (tests that
   compiled nothing leave none).
 
@@ -18,7 +20,7 @@ import hashlib
 import re
 import shutil
 import signal
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +28,7 @@ import pytest
 
 if TYPE_CHECKING:
     from dynaprof.analysis.budgets import CheckResult
-    from dynaprof.api import Profile
+    from dynaprof.api import Profile, SweepResult
     from dynaprof.model.session import Session
 
 FIXTURE = "dynaprof_profile"
@@ -239,6 +241,18 @@ def dynaprof_profile(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
             prof.stop()
         if out:
             _drop_if_nothing_compiled(prof)
+
+
+@pytest.fixture
+def dynaprof_sweep(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., SweepResult]:
+    """``dynaprof.sweep`` into a temporary folder: ``dynaprof_sweep(fn, sizes, repeat=3)``; assert
+    a growth bound on what it returns with ``.assert_growth(1.3)`` (or ``guards=1.0``...)."""
+    from dynaprof.api import sweep
+
+    def run(fn: Callable[[float], object], sizes: Sequence[float], **kw: Any) -> SweepResult:
+        return sweep(fn, sizes, path=tmp_path_factory.mktemp("dynaprof-sweep", numbered=True) / "sweep", **kw)
+
+    return run
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

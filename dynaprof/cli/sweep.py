@@ -21,14 +21,12 @@ import time
 from pathlib import Path
 
 from dynaprof import fmt
-from dynaprof.cli.common import default_run_dir, display_path, info, prepare_out_dir, write_files
+from dynaprof.cli.common import default_run_dir, display_path, info, prepare_out_dir
 from dynaprof.cli.run import cold_caches
 from dynaprof.errors import DynaprofError
 from dynaprof.model.provenance import redact_argv
 from dynaprof.model.sweep import (
-    SWEEP_FILE,
     SWEEP_SCHEMA_VERSION,
-    GrowthFit,
     PointRun,
     Sweep,
     SweepParam,
@@ -105,17 +103,6 @@ def last_error(log: Path) -> str:
     return next((fmt.one_line(ln.strip(), 300) for ln in reversed(lines) if ln.strip()), "")
 
 
-def read_run(run_dir: Path) -> tuple[dict[str, float], dict[str, int], str | None]:
-    """A point run's measures, counts and torch version, from its session.json by today's rules."""
-    from dynaprof.analysis.attribution import apply_attribution
-    from dynaprof.analysis.sweep_measures import run_counts, run_measures
-    from dynaprof.model.store import load_session
-
-    session = load_session(run_dir)
-    apply_attribution(session)
-    return run_measures(session), run_counts(session), session.run.torch_version
-
-
 class _Status:
     """The status line on stderr (a terminal only): point, repeat, ETA; a line per run otherwise."""
 
@@ -180,6 +167,8 @@ def run_point(out: Path, rel: str, target: list[str], values: dict[str, str], ru
     record = PointRun(repeat, rel, status, None, wall)
     torch_version = None
     if (run_dir / "session.json").exists():
+        from dynaprof.run_folder.sweep_folder import read_run
+
         try:
             record.measures, record.counts, torch_version = read_run(run_dir)
         except DynaprofError as e:
@@ -190,15 +179,6 @@ def run_point(out: Path, rel: str, target: list[str], values: dict[str, str], ru
         why = "interrupted (Ctrl-C)" if interrupted else last_error(log)
         record.error = f"exit status {status}" + (f": {why}" if why else "")
     return record, torch_version, interrupted
-
-
-def fits_of(sweep: Sweep) -> list[GrowthFit]:
-    """The fits ``sweep.json`` carries for outside readers, made by today's rules."""
-    from dynaprof.analysis.growth import growth
-
-    g = growth(sweep)
-    return [GrowthFit(f.measure, f.kind, f.exponent, f.low, f.high, f.residual, len(f.medians), list(f.absent_at))
-            for f in g.fits]
 
 
 class SweepCommand:
@@ -233,8 +213,8 @@ class SweepCommand:
         p.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]")
 
     def run(self, args: argparse.Namespace) -> int:
-        from dynaprof.analysis.growth import growth
-        from dynaprof.render.sweep_report import render_sweep, terminal_lines
+        from dynaprof.render.sweep_report import terminal_lines
+        from dynaprof.run_folder.sweep_folder import finish_sweep
 
         params = [parse_param(t) for t in args.param]
         check_params(params)
@@ -284,14 +264,10 @@ class SweepCommand:
             sweep.interrupted = True
         finally:
             status.clear()
-        sweep.points = [p for p in sweep.points if p.runs]
-        sweep.fits = fits_of(sweep)
-        save_sweep(sweep, out)
-        g = growth(sweep)
-        written = write_files(out, render_sweep(sweep, g))
+        g, written = finish_sweep(sweep, out)
         for line in terminal_lines(sweep, g):
             info(f"  {line}")
-        info(f"dynaprof: wrote {display_path(out)}/: {SWEEP_FILE}, " + ", ".join(sorted(p.name for p in written))
+        info(f"dynaprof: wrote {display_path(out)}/: " + ", ".join(p.name for p in written)
              + f" and {fmt.plural(sum(len(p.runs) for p in sweep.points), 'run folder')}")
         if sweep.interrupted:
             info("dynaprof sweep: interrupted; the points that finished are kept")
