@@ -12,6 +12,7 @@ then the saved session is read as a user reads the first screen:
 
     .venv/bin/python benchmarks/bench_first_screen.py                     # samples and eager models (~3 min)
     .venv/bin/python benchmarks/bench_first_screen.py --inductor          # also every bench_kernel_causes model
+    .venv/bin/python benchmarks/bench_first_screen.py --cases seed --toolchain   # is the toolchain rank right?
     .venv/bin/python benchmarks/bench_first_screen.py --cases encodec encodec-fold --out /tmp/first.md
 """
 
@@ -40,6 +41,7 @@ from dynaprof.analysis.findings import VERDICT_CHARS, findings  # noqa: E402
 from dynaprof.analysis.recompile_causes import recompile_cause  # noqa: E402
 from dynaprof.model import load_session  # noqa: E402
 from dynaprof.model.session import CAUSE_PARAMETRIZATION, Session, display_name  # noqa: E402
+from dynaprof.model.toolchain import repaid_seconds, toolchain_seconds  # noqa: E402
 from dynaprof.render.terminal import summary_text  # noqa: E402
 
 S = ROOT / "samples"
@@ -64,9 +66,9 @@ INDUCTOR: dict[str, tuple[str, list[str]]] = {
 }
 
 
-def profile(argv: list[str], out: Path) -> tuple[Session, float]:
+def profile(argv: list[str], out: Path, env: dict[str, str] | None = None) -> tuple[Session, float]:
     start = time.perf_counter()
-    env = cold_env(out.parent / (out.name + "-cache"))
+    env = env or cold_env(out.parent / (out.name + "-cache"))
     run = subprocess.run([sys.executable, "-m", "dynaprof", "run", "-o", str(out), "--exports", "none", *argv],
                          capture_output=True, text=True, env=dict(env, DYNAPROF_PROGRESS="0"), timeout=1200)
     if not (out / "session.json").exists():
@@ -122,11 +124,29 @@ def table(rows: list[tuple[str, dict[str, object]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def toolchain_check(argv: list[str], tmp: Path) -> str:
+    """Is the toolchain finding's rank (what the next run pays) right? Two runs with the same
+    Inductor cache and temporary folder: the first's estimate against what the second paid."""
+    env = cold_env(tmp / "toolchain-state")
+    first, _ = profile(argv, tmp / "toolchain-1", env)
+    second, _ = profile(argv, tmp / "toolchain-2", env)
+
+    def setup(s: Session) -> tuple[float, float]:
+        st = s.samples.stacks if s.samples else []
+        return toolchain_seconds(st, s.functions), repaid_seconds(st, s.functions)
+
+    (paid1, next1), (paid2, _) = setup(first), setup(second)
+    return (f"toolchain setup of `{' '.join(Path(a).name for a in argv)}`: the first run paid {paid1:.2f} s and "
+            f"estimated {next1:.2f} s for the next run; the next run (same cache and temp folder) paid {paid2:.2f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", nargs="+", choices=sorted({**CASES, **INDUCTOR}), default=None)
     ap.add_argument("--inductor", action="store_true", help="also the Inductor cases (10-80 s a compile here)")
     ap.add_argument("--out", type=Path, help="also write the table to this Markdown file")
+    ap.add_argument("--toolchain", action="store_true",
+                    help="also check the toolchain estimate: the seed on Inductor, twice on one cache")
     a = ap.parse_args()
     names = a.cases or [*CASES, *(INDUCTOR if a.inductor else [])]
     rows = []
@@ -137,7 +157,8 @@ def main() -> None:
             s, wall = profile(argv, Path(tmp) / name)
             print(f"    {wall:.0f} s", file=sys.stderr, flush=True)
             rows.append((label, measure(s)))
-    text = table(rows)
+        extra = toolchain_check(MODELS["seed"][1], Path(tmp)) if a.toolchain else ""
+    text = table(rows) + (f"\n{extra}\n" if extra else "")
     print(text)
     if a.out:
         a.out.write_text(text, encoding="utf-8")

@@ -145,8 +145,11 @@ def _causes(session: Session, total: float) -> list[Finding]:
 def _cause(session: Session, total: float, key: str, secs: float) -> Finding:
     ax = session.axes
     assert ax is not None
-    phases = [(p, v) for p, v in phase_seconds(ax, key).items() if v >= 0.03 * secs][:3]
-    parts = [f"{fmt.seconds(v)} {PHASE_LABELS.get(p, p)}" for p, v in phases]
+    by_phase = phase_seconds(ax, key)
+    phases = [(p, v) for p, v in by_phase.items() if v >= 0.03 * secs][:3]
+    parts = [f"{fmt.seconds(v)} {'one-time ' if p == TOOLCHAIN else ''}{PHASE_LABELS.get(p, p)}" for p, v in phases]
+    # ranked without the toolchain setup the next run on this machine skips (the toolchain finding)
+    once = by_phase.get(TOOLCHAIN, 0.0) * (1.0 - _repaid_share(session))
     wasted = ax.restart_waste.by_cause.get(key, 0.0)
     waste = f"; {fmt.seconds(wasted)} of it in attempts that restarts threw away" if wasted > 0.01 * secs else ""
     recompiled = _caused_recompiles(session, key)
@@ -163,11 +166,13 @@ def _cause(session: Session, total: float, key: str, secs: float) -> Finding:
     if key == CAUSE_PARAMETRIZATION:
         unwrap = any("UnwrapTensorSubclass" in label for label in ax.parametrizations)
         remedy = REMEDY_UNWRAP if unwrap else REMEDY_FOLD
-    return Finding(f"cause:{key}", secs, text, remedy)
+    return Finding(f"cause:{key}", secs - once, text, remedy)
 
 
 #: the most characters of the verdict sentence (its remedy, the ``try:`` line, comes apart)
 VERDICT_CHARS = 200
+#: the phase of a process's one-time toolchain work (model/toolchain.py)
+TOOLCHAIN = "toolchain_setup"
 
 
 def _phases_said(parts: list[str]) -> str:
@@ -193,7 +198,7 @@ def _no_provenance(session: Session, total: float) -> Finding | None:
 def _toolchain(session: Session, total: float) -> Finding | None:
     """The one-time work of a process's first C++ kernel (``toolchain_setup``): a fresh machine or
     cache pays it once, and a plain model that builds no C++ kernel never does."""
-    row = session.axes.matrix.get("toolchain_setup", {}) if session.axes else {}
+    row = session.axes.matrix.get(TOOLCHAIN, {}) if session.axes else {}
     secs = sum(row.values())
     if secs < 0.5 or secs < 0.05 * total:
         return None
@@ -475,7 +480,7 @@ def _failures(session: Session, total: float) -> Finding | None:
 
 def _top_category(session: Session, total: float) -> Finding | None:
     # toolchain setup has a finding of its own, ranked by what the next run still pays
-    attr = {k: v for k, v in session.attribution.items() if k not in ("other", "toolchain_setup")}
+    attr = {k: v for k, v in session.attribution.items() if k not in ("other", TOOLCHAIN)}
     if not attr:
         return None
     cat, secs = max(attr.items(), key=lambda kv: kv[1])
@@ -483,7 +488,7 @@ def _top_category(session: Session, total: float) -> Finding | None:
         return None
     return Finding(
         f"category:{cat}",
-        secs,
+        secs * 0.5,  # a sum over many causes, no one thing a user can remove: a named cause leads it
         f"{CATEGORY_LABELS.get(cat, cat)} took {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile, sampled)",
     )
 
@@ -536,19 +541,18 @@ def findings(session: Session) -> list[Finding]:
     if named > unnamed:  # the verdict names a cause, and its phases say the rest
         found = [f for f in found if f is None or not f.key.startswith("category:")]
     kept = [f for f in found if f is not None]
-    # "other user-code tracing took 2.4 s" (the sum over 132 traced functions) says less than
-    # "forward was recompiled 2 times, 2.4 s": a category total goes after such a finding
-    specific = total > 0 and any(not f.key.startswith(_NOT_SPECIFIC) and f.seconds >= SPECIFIC_SHARE * total
-                                 for f in kept)
-    return sorted(kept, key=lambda f: (specific and f.key.startswith("category:"), -f.seconds))
+    # "C++ kernel compile took 15 s" (a sum over every cause) or "slowest compile: forward 37 s" say
+    # less than "parametrization cost 4.8 s": a fact goes after a thing to change worth 5% of compile
+    actionable = total > 0 and any(not f.key.startswith(FACTS) and f.seconds >= ACTIONABLE_SHARE * total
+                                   for f in kept)
+    return sorted(kept, key=lambda f: (actionable and f.key.startswith(FACTS), -f.seconds))
 
 
-#: a finding about one thing (a recompiled function, a graph break, a failure) that costs at least
-#: this share of compile comes before a category total, which sums many causes' time
-SPECIFIC_SHARE = 0.2
+#: a finding about one thing to change (a cause, a recompiled function, a graph break, a failure)
+#: that costs at least this share of compile comes before every fact
+ACTIONABLE_SHARE = 0.05
 #: findings that are facts about where time went, not one thing to change
-_NOT_SPECIFIC = ("category:", "slowest_frame", "backward", "no_provenance", "recompile_limit", "toolchain",
-                 "fused_kernels", "counterfactual")
+FACTS = ("category:", "slowest_frame", "backward", "no_provenance", "fused_kernels", "counterfactual")
 
 
 def hottest(session: Session, found: list[Finding] | None = None) -> str:

@@ -76,7 +76,8 @@ def test_parametrization_recompiles_lead_a_sub_second_failure_and_say_why() -> N
     failures = next(f for f in found if f.key == "failures")
     assert failures.seconds == pytest.approx(0.41) and "runs eagerly" in failures.text
     limit = found[1]  # the same seconds: right after the recompile finding
-    assert limit.key == "recompile_limit" and "reached torch._dynamo.config.recompile_limit after 9 entries" in limit.text
+    assert limit.key == "recompile_limit"
+    assert "reached torch._dynamo.config.recompile_limit after 9 entries" in limit.text
 
 
 def test_a_sub_second_finding_never_leads_over_ten_times_more() -> None:
@@ -150,7 +151,8 @@ def test_a_resume_function_reads_as_what_it_resumes() -> None:
     assert resumed_function(nested) == ("forward", 20)
     assert resumed_function("forward") is None and code_name("forward") == "forward"
     # a traced method carries its class (EnCodec's convolutions)
-    assert code_name("EncodecConv1d.torch_dynamo_resume_in__pad1d_at_150") == "EncodecConv1d._pad1d after the graph break"
+    resume = "EncodecConv1d.torch_dynamo_resume_in__pad1d_at_150"
+    assert code_name(resume) == "EncodecConv1d._pad1d after the graph break"
     assert code_label("torch_dynamo_resume_in_forward_at_162", "/x/modeling_x.py", 162) == \
         "forward after the graph break (modeling_x.py:162)"
 
