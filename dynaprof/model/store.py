@@ -95,13 +95,17 @@ def resolve_session_path(path: Path) -> Path:
 def load_session(path: Path) -> Session:
     """Load a session from a run folder or a session.json; SessionError on any problem."""
     file = resolve_session_path(path)
+    return session_from_text(read_text(file), str(file))
+
+
+def read_text(file: Path) -> str:
+    """A stored file's text (session.json, sweep.json); SessionError (one line) when it cannot be read."""
     try:
-        text = file.read_text(encoding="utf-8")
+        return file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SessionError(f"{file}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise SessionError(f"{file}: cannot read: {getattr(e, 'strerror', None) or e}") from None
-    return session_from_text(text, str(file))
 
 
 @contextmanager

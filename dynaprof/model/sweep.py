@@ -17,7 +17,7 @@ from typing import Any
 
 from dynaprof.errors import SessionError
 from dynaprof.model.codec import DecodeError, from_json, to_json
-from dynaprof.model.store import atomic_write
+from dynaprof.model.store import atomic_write, read_text
 
 SWEEP_FILE = "sweep.json"
 #: Bump when a change would make an older dynaprof misread a sweep.
@@ -140,12 +140,7 @@ def is_sweep(path: Path) -> bool:
 def load_sweep(path: Path) -> Sweep:
     """A sweep from its folder or sweep.json; SessionError (one line) on any problem."""
     file = Path(path) / SWEEP_FILE if Path(path).is_dir() else Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SessionError(f"{file}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise SessionError(f"{file}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+    text = read_text(file)
     try:
         data: Any = json.loads(text)
     except (json.JSONDecodeError, RecursionError, ValueError) as e:
