@@ -13,7 +13,7 @@ from dynaprof.ingest.assemble import ParentFacts, assemble
 from dynaprof.model.session import GraphBreak, display_id
 from tests.conftest import SAMPLES, profile
 from tests.factories import frame, make_session
-from tests.helpers import unwrap
+from tests.helpers import torch_release, unwrap
 
 FACTS = ParentFacts(command=["dynaprof", "run", "x.py"], exit_status=0, sampler="builtin", requested_hz=1000.0)
 
@@ -132,7 +132,10 @@ def test_live_recompile_lists_every_entry(tmp_path: Path) -> None:
     step = [f for f in s.frames if f.name == "step"]
     assert len(step) == 3
     last = step[-1].recompile_reason or ""
-    assert "0/0" in last and "0/1" in last, last  # both cache entries' failures, as torch's log lists
+    if torch_release() >= (2, 5):
+        assert "0/0" in last and "0/1" in last, last  # both cache entries' failures, as torch's log lists
+    else:  # torch 2.4 lists each entry's first failing guard, one a line, without the entry's compile id
+        assert len(last.splitlines()) == 2 and "mismatch" in last, last
     assert all(c.filename != "<string>" for f in s.frames for c in f.call_site)
     assert "graph break at graph_breaks_recompiles.py:16" in unwrap(r.stderr)
 

@@ -1,5 +1,7 @@
 """``InstructionTranslatorBase.log_graph_break``: where each graph break happened (reason, file,
-line: the place torch's own log names), once per break (torch marks an exception it logged)."""
+line: the place torch's own log names), once per break (torch marks an exception it logged).
+Torch 2.4 has no ``log_graph_break``: there each break's reason and user stack are read where the
+graph is compiled at the break (``OutputGraph.compile_subgraph``'s ``reason``)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ from dynaprof.capture.torch_private import _private
 
 def install_graph_breaks(recorder: CompileRecorder) -> None:
     ITB = _private("torch._dynamo.symbolic_convert").InstructionTranslatorBase
+    if not hasattr(ITB, "log_graph_break"):
+        _install_at_compile_subgraph(recorder)
+        return
     config = _private("torch._dynamo.config")
     guards = _private("torch._guards")
 
@@ -45,3 +50,26 @@ def install_graph_breaks(recorder: CompileRecorder) -> None:
         return orig(tx, code_options, reason, exc, *a, **k)
 
     ITB.log_graph_break = log_graph_break
+
+
+def _install_at_compile_subgraph(recorder: CompileRecorder) -> None:
+    """Torch 2.4: a graph break compiles the graph so far with a ``GraphCompileReason`` whose
+    ``graph_break`` is set (the frame's return compiles with one that is not), carrying the break's
+    message and user stack; its last entry is the innermost user frame, as ``log_graph_break``'s."""
+    output_graph = _private("torch._dynamo.output_graph").OutputGraph
+    orig = output_graph.compile_subgraph
+
+    @functools.wraps(orig)
+    def compile_subgraph(this: Any, tx: Any, *a: Any, **k: Any) -> Any:
+        try:
+            reason = k.get("reason", a[1] if len(a) > 1 else None)
+            win = recorder.current(threading.get_ident())
+            if win is not None and reason is not None and getattr(reason, "graph_break", False):
+                stack = getattr(reason, "user_stack", None) or []
+                file, line = (str(stack[-1].filename), int(stack[-1].lineno)) if stack else (None, None)
+                win.graph_break_sites.append({"reason": str(reason.reason)[:2000], "file": file, "line": line})
+        except Exception:
+            pass
+        return orig(this, tx, *a, **k)
+
+    output_graph.compile_subgraph = compile_subgraph
