@@ -68,7 +68,7 @@ def x_text(x: float) -> str:
 
 
 def k_text(k: float | None, digits: int = 1) -> str:
-    return "?" if k is None else f"{k:.{digits}f}"
+    return "?" if k is None else f"{round(k, digits) + 0.0:.{digits}f}"  # + 0.0: never "-0.0"
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,9 @@ class Fit:
         of every point agreed (counts)."""
         if self.exponent is None:
             return f"no exponent ({self.note})" if self.note else "no exponent"
-        interval = f" ({k_text(self.low, digits)}-{k_text(self.high, digits)})" if self.has_interval else ""
+        lo, hi = k_text(self.low, digits), k_text(self.high, digits)
+        dash = " to " if "-" in lo + hi else "-"  # a negative end: "-0.2 to 0.1", not "-0.2-0.1"
+        interval = f" ({lo}{dash}{hi})" if self.has_interval else ""
         if self.has_interval and not self.boot:
             interval = " (exact)"
         return f"{axis}^{k_text(self.exponent, digits)}{interval}"
