@@ -4,16 +4,13 @@ split into final and discarded; samples clipped to compile time; unknown never s
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from dynaprof.analysis.compare import compare_sessions, run_metrics, value
 from dynaprof.analysis.findings import findings
 from dynaprof.ingest.assemble import ParentFacts, assemble
 from dynaprof.model.session import GraphBreak, display_id
-from tests.conftest import SAMPLES, profile
 from tests.factories import frame, make_session
-from tests.helpers import torch_release, unwrap
 
 FACTS = ParentFacts(command=["dynaprof", "run", "x.py"], exit_status=0, sampler="builtin", requested_hz=1000.0)
 
@@ -121,23 +118,6 @@ def test_compare_prints_unknown_not_zero() -> None:
     assert value("parametrization_s", m["parametrization_s"], False) == "?"
     cmp = compare_sessions(old, new)
     assert cmp.totals["parametrization_s"].base is None
-
-
-def test_live_recompile_lists_every_entry(tmp_path: Path) -> None:
-    r = profile(tmp_path, [str(SAMPLES / "graph_breaks_recompiles.py")])
-    assert r.returncode == 0, r.stderr
-    from dynaprof.model import load_session
-
-    s = load_session(r.run_dir)
-    step = [f for f in s.frames if f.name == "step"]
-    assert len(step) == 3
-    last = step[-1].recompile_reason or ""
-    if torch_release() >= (2, 5):
-        assert "0/0" in last and "0/1" in last, last  # both cache entries' failures, as torch's log lists
-    else:  # torch 2.4 lists each entry's first failing guard, one a line, without the entry's compile id
-        assert len(last.splitlines()) == 2 and "mismatch" in last, last
-    assert all(c.filename != "<string>" for f in s.frames for c in f.call_site)
-    assert "graph break at graph_breaks_recompiles.py:16" in unwrap(r.stderr)
 
 
 def test_a_failure_type_reads_as_its_class_name_on_every_torch() -> None:
