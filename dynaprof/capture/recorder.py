@@ -366,7 +366,11 @@ class CompileRecorder:
             r: n - win.graph_breaks_before.get(r, 0) for r, n in after.items() if n > win.graph_breaks_before.get(r, 0)
         }
         guarded = getattr(result, "guarded_code", result if hasattr(result, "guard_manager") else None)
+        if guarded is None and hasattr(result, "check_fn"):
+            guarded = result  # torch 2.4: GuardedCode(code, check_fn), where check_fn is the guard manager
         gm = getattr(guarded, "guard_manager", None)
+        if gm is None and hasattr(check_fn := getattr(guarded, "check_fn", None), "root"):
+            gm = check_fn
         if gm is not None:
             # the tree now, while it surely exists (dynaprof must not keep compiled code alive, and
             # a script may drop it at once); the costly printout later, if it still exists then
