@@ -8,12 +8,14 @@ import os
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
 from tests.conftest import ROOT, SAMPLES
+from tests.helpers import requires_torch, torch_version_text
 
-pytestmark = pytest.mark.torch
+pytestmark = [pytest.mark.torch, pytest.mark.versions]
 
 _SCRIPT = textwrap.dedent(
     """
@@ -45,22 +47,73 @@ _SCRIPT = textwrap.dedent(
     fn(torch.randn(8, 8), 5)
     ends = [[r["key"], r["attempt"]] for r in records if r.get("t") == "compile_end"]
     print(json.dumps({{"hooks": rec.hooks, "starts": at_attempt_start, "ends": ends,
-                       "left": rec.traced.depth(threading.get_ident()), "max_depth": max(depths)}}))
+                       "left": rec.traced.depth(threading.get_ident()), "max_depth": max(depths, default=None)}}))
     """
 )
 
 
-def test_attempts_counted_from_root_translator_runs_agree_with_torch() -> None:
+@pytest.fixture(scope="module")
+def attempts() -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run(
         [sys.executable, "-c", _SCRIPT.format(samples=str(SAMPLES))],
         capture_output=True, text=True, timeout=300, env=env, cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert "traced_stack" in got["hooks"]
+    got: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return got
+
+
+def test_attempts_counted_from_root_translator_runs(attempts: dict[str, Any]) -> None:
+    assert "traced_stack" in attempts["hooks"]
+    assert [a for _, a in attempts["ends"]] == [1, 1, 0, 0]  # 0/0 and 1/0 restart once, the resumes do not
+    assert attempts["left"] == 0  # empty after the compiles
+
+
+@requires_torch("2.5", "torch 2.4 has no phase events (compile_attempt_N) to compare the count with")
+def test_attempts_counted_from_root_translator_runs_agree_with_torch(attempts: dict[str, Any]) -> None:
     # at torch's "compile_attempt_N" begin, N root translators have run in that compile
-    assert got["starts"] and all(n == runs for n, runs in got["starts"])
-    assert any(n == 1 for n, _ in got["starts"]), "the sample restarts once"
-    assert [a for _, a in got["ends"]] == [1, 1, 0, 0]  # 0/0 and 1/0 restart once, the resumes do not
-    assert got["left"] == 0 and got["max_depth"] >= 1  # pushed while tracing, empty afterwards
+    assert attempts["starts"] and all(n == runs for n, runs in attempts["starts"])
+    assert any(n == 1 for n, _ in attempts["starts"]), "the sample restarts once"
+    assert attempts["max_depth"] >= 1  # pushed while tracing
+
+
+_INSTALL = textwrap.dedent(
+    """
+    import json
+    import torch
+    from dynaprof.capture.stacks import FunctionTable
+    from dynaprof.capture.torch_hooks import STEPS, Recorder
+
+    records = []
+    rec = Recorder(records.append, 0, FunctionTable())
+    rec.install(inline_profile=True)
+    torch.compile(lambda x: x.sin() + 1, backend="aot_eager")(torch.randn(4))
+    warnings = [r["msg"] for r in records if r.get("t") == "warn"]
+    print(json.dumps({"steps": [n for n, _ in STEPS] + ["dynamo_profiler"], "hooks": rec.hooks,
+                      "warnings": warnings}))
+    """
+)
+#: steps that leave themselves out without a warning where there is nothing to hook (no CPU
+#: instruction counter on this machine; DDP not imported on a torch without phase events)
+SILENT = {"instruction_counter", "ddp_buckets"}
+
+
+def test_every_hook_installs_or_says_why_not_naming_the_torch() -> None:
+    """Each installer of ``torch_hooks.STEPS`` on this torch: installed, or a warning naming the
+    step and the torch version (its facts then unknown); and every step whose private names this
+    torch has (``torch_private.PRIVATE_NAMES``) installs."""
+    from dynaprof.capture.torch_private import PRIVATE_NAMES, has_private_name
+
+    proc = subprocess.run([sys.executable, "-c", _INSTALL], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    version = torch_version_text()
+    unexplained = [s for s in got["steps"] if s not in got["hooks"] and s not in SILENT
+                   and not any(w.startswith(f"torch {version}") and f": {s} not captured" in w for w in got["warnings"])]
+    assert unexplained == [], got["warnings"]
+    has_all = {s for s in got["steps"]
+               if all(has_private_name(n.name) for n in PRIVATE_NAMES if n.used_by == s and not n.optional)}
+    assert sorted(has_all - set(got["hooks"]) - SILENT) == [], got["warnings"]
+    assert {"compile_windows", "metrics", "traced_stack", "inlines", "calls", "markers"} <= set(got["hooks"])

@@ -18,7 +18,7 @@ from dynaprof.model.store import load_session
 from tests.conftest import profile
 from tests.helpers import TESTS_DIR
 
-pytestmark = pytest.mark.torch
+pytestmark = [pytest.mark.torch, pytest.mark.versions]
 
 #: restarts (a graph break inside an inlined call makes Dynamo restart the frame), graph breaks,
 #: recompiles (the shape, then an int argument changed), a reset (compile ids come round again:

@@ -372,6 +372,7 @@ def _tlparse_frames(tl: Path) -> list[tuple[str, int | None, tuple[str, ...]]]:
 
 
 @pytest.mark.torch
+@pytest.mark.versions
 @pytest.mark.parametrize("name", list(_RUNS))
 def test_agrees_with_tlparse(fresh_logs: dict[str, tuple[Path, Path]], name: str) -> None:
     log, tl = fresh_logs[name]
