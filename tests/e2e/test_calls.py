@@ -10,7 +10,7 @@ import pytest
 import dynaprof
 from dynaprof.ingest.trace_to_session import import_torch_trace
 from dynaprof.render.terminal import summary_text
-from tests.helpers import TESTS_DIR
+from tests.helpers import TESTS_DIR, requires_torch, torch_release
 
 torch = pytest.importorskip("torch")
 
@@ -82,6 +82,12 @@ def _calls_column(text: str) -> dict[str, str]:
     return {line.split()[0]: line[:end].split()[-1] for line in rows}
 
 
+#: the recompile limit's name (torch 2.4: cache_size_limit, later an alias of recompile_limit)
+LIMIT = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
+
+
+@requires_torch("2.5", "torch 2.4 raises at the recompile limit before it logs compilation metrics, so the failed "
+                "compile's reason is only in the window's exception (ingest/assemble.py does not read it yet)")
 def test_recompile_limit_fallback_is_a_finding_and_a_budget(tmp_path: Path) -> None:
     from dynaprof.analysis.budgets import Budget, check, eager_fallbacks
     from dynaprof.analysis.findings import findings
@@ -89,15 +95,16 @@ def test_recompile_limit_fallback_is_a_finding_and_a_budget(tmp_path: Path) -> N
 
     f = torch.compile(_double, backend="eager", dynamic=False)
     sizes = [2, 3, 4, 5, 6, 4, 2]
-    with torch._dynamo.config.patch(recompile_limit=2), dynaprof.profile(tmp_path / "run", render=False) as prof:
+    with torch._dynamo.config.patch(**{LIMIT: 2}), dynaprof.profile(tmp_path / "run", render=False) as prof:
         out = [f(torch.ones(b)) for b in sizes]
     assert [o.tolist() for o in out] == [[3.0] * b for b in sizes]  # the eager calls give the same results
     frames = prof.session.frames
-    assert [fr.calls for fr in frames] == [2, 1, None]  # sizes 2 (twice) and 3 ran compiled
-    assert [fr.recompile_limit_hit for fr in frames] == [None, None, "recompile_limit"]
+    # sizes 2 (twice) and 3 ran compiled; torch 2.4 runs the whole function eager once the limit is hit
+    assert [fr.calls for fr in frames] == ([2, 1, None] if torch_release() >= (2, 5) else [1, 1, None])
+    assert [fr.recompile_limit_hit for fr in frames] == [None, None, LIMIT]
     assert all(fr.eager_fallback_calls is None for fr in frames)  # torch runs them unseen: unknown
     by_key = {x.key: x for x in findings(prof.session)}
-    assert "hit torch._dynamo.config.recompile_limit and fell back to eager: at least one call" in (
+    assert f"hit torch._dynamo.config.{LIMIT} and fell back to eager: at least one call" in (
         by_key["recompile_limit"].text)
     assert "1 of those entries ran once each" in by_key["little_used"].text
     assert "mark_dynamic(x, 0)" in (by_key["little_used"].remedy or "")
@@ -106,7 +113,7 @@ def test_recompile_limit_fallback_is_a_finding_and_a_budget(tmp_path: Path) -> N
     assert [b.message for b in result.breaches] == ["eager fallback calls (at least) 1 > budget 0"]
     assert check(prof.session, Budget(max_eager_fallbacks=1)).ok
     fixture = _fixture_over(tmp_path / "fixture", f, sizes)
-    assert fixture.session.frames[-1].recompile_limit_hit == "recompile_limit"
+    assert fixture.session.frames[-1].recompile_limit_hit == LIMIT
     with pytest.raises(pytest.fail.Exception, match=r"eager fallback calls \(at least\) 1 > budget 0"):
         fixture.assert_budget(max_eager_fallbacks=0)
     fixture.assert_budget(max_eager_fallbacks=1, max_recompiles=2)
@@ -121,7 +128,7 @@ def _fixture_over(path: Path, f: Any, sizes: list[int]) -> Any:
     torch._dynamo.reset()
     prof = dynaprof.profile(path, render=False)
     prof.start()
-    with torch._dynamo.config.patch(recompile_limit=2):
+    with torch._dynamo.config.patch(**{LIMIT: 2}):
         for b in sizes:
             f(torch.ones(b))
     return CompileProfile(prof)
