@@ -212,11 +212,10 @@ class Profile:
 
     def _finish(self, reason: str) -> Session:
         from dynaprof.capture.core import IN_PROCESS
-        from dynaprof.capture.journal import read_journal
         from dynaprof.cli.common import info
-        from dynaprof.ingest.assemble import ParentFacts, assemble
+        from dynaprof.ingest.assemble import ParentFacts
+        from dynaprof.pipeline import journal_to_run_folder
         from dynaprof.render.base import RenderOptions
-        from dynaprof.run_folder.writer import write_run_folder
 
         cap, run_dir = self._capture, self.run_dir
         assert cap is not None and run_dir is not None
@@ -226,7 +225,6 @@ class Profile:
         except Exception:
             pass
         IN_PROCESS.end(cap, None, reason)
-        journal = run_dir / JOURNAL_FILE
         facts = ParentFacts(
             command=[],
             exit_status=None,
@@ -237,21 +235,14 @@ class Profile:
             run_dir=str(run_dir),
             notes=list(self._notes()),
         )
-        session = assemble((rec for _, rec in read_journal(journal)), facts)
-        self._session = session
         options = RenderOptions(max_rows=self.max_rows, exports=self.exports)
-        try:
-            if self.render:
-                self.written, self.notes = write_run_folder(session, run_dir, options, progress=info)
-            else:  # session.json only: with its derived data, as write_run_folder stores it
-                from dynaprof.run_folder.writer import write_session_only
-
-                self.written, self.notes = write_session_only(session, run_dir), []
-        except DynaprofError as e:  # the program goes on; the journal is kept for `dynaprof report`
-            sys.stderr.write(f"dynaprof: error: {e.message}; the capture journal is kept: re-run "
+        out = journal_to_run_folder(run_dir / JOURNAL_FILE, facts, options, render=self.render, say=info)
+        session = self._session = out.session
+        if out.error is not None:  # the program goes on; the journal is kept for `dynaprof report`
+            sys.stderr.write(f"dynaprof: error: {out.error}; the capture journal is kept: re-run "
                              f"`dynaprof report {run_dir}` once there is space\n")
             return session
-        journal.unlink(missing_ok=True)
+        self.written, self.notes = out.written, out.notes
         if not self.quiet:
             n = len(session.frames)
             sys.stderr.write(f"dynaprof: {plural(n, 'compiled frame')} profiled -> {run_dir}/ "

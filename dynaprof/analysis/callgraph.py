@@ -307,16 +307,27 @@ def graph_from_samples(
                 if i not in met:
                     met.add(i)
                     fn_nid[i] = node_of(i)
-    inclusive, self_s, edges = _sums(walked, [stacks[k].compiler if paths is None else paths[k] for k in walked],
-                                     [stacks[k].seconds for k in walked], fn_nid, len(names), collapse)
+    comps = [stacks[k].compiler if paths is None else paths[k] for k in walked]
+    inclusive, self_s, edges = _sums(walked, comps, [stacks[k].seconds for k in walked], fn_nid, len(names), collapse)
+    param_nodes, param_edges, marked = _parametrization_paths(
+        [comp for k, comp in zip(walked, comps, strict=True) if cats[k] == "parametrization"], fn_nid, sig_fns, collapse
+    )
+    _store_sums(g, names, inclusive, self_s, param_nodes, marked)
+    named = sorted(((names[u], names[v]), secs, (u, v) in param_edges) for (u, v), secs in edges.items())
+    g.add_edges_from((u, v, {"calls": None, "seconds": secs, "param_path": p}) for (u, v), secs, p in named)
+    return g
+
+
+def _parametrization_paths(
+    comps: list[Sequence[int]], fn_nid: list[int], sig_fns: set[int], collapse: bool
+) -> tuple[set[int], set[tuple[int, int]], set[int]]:
+    """The nodes and edges on the way to a parametrization (up to its signature function) of the
+    parametrization's stacks ``comps`` (function indices), and the signature nodes marked."""
     param_nodes: set[int] = set()
     param_edges: set[tuple[int, int]] = set()
     marked: set[int] = set()
     nid = fn_nid.__getitem__
-    for k in walked:
-        if cats[k] != "parametrization":
-            continue
-        comp = stacks[k].compiler if paths is None else paths[k]
+    for comp in comps:
         path = list(map(nid, comp))
         if collapse:  # adjacent frames of one module merge
             path = [n for n, prev in zip(path, [-1, *path], strict=False) if n != prev]
@@ -334,6 +345,12 @@ def graph_from_samples(
                 param_edges.add((path[j - 1], path[j]))
         if signature_at >= 0:
             marked.add(path[signature_at])
+    return param_nodes, param_edges, marked
+
+
+def _store_sums(g: nx.DiGraph, names: list[str], inclusive: Sequence[float], self_s: Sequence[float],
+                param_nodes: set[int], marked: set[int]) -> None:
+    """Node ids' sums and marks onto the graph's nodes (by name)."""
     nodes = g.nodes
     for n, secs in enumerate(inclusive):
         if secs:
@@ -346,9 +363,6 @@ def graph_from_samples(
     for n in marked:
         nodes[names[n]]["parametrization"] = True
         nodes[names[n]]["category"] = PARAMETRIZATION_COLOUR
-    named = sorted(((names[u], names[v]), secs, (u, v) in param_edges) for (u, v), secs in edges.items())
-    g.add_edges_from((u, v, {"calls": None, "seconds": secs, "param_path": p}) for (u, v), secs, p in named)
-    return g
 
 
 #: stacks summed per numpy pass: the arrays of one pass stay small (a few MB) whatever the session

@@ -51,35 +51,7 @@ def build_pruned_tree(
     if session.samples is None:
         return root, 0, 0.0
     d = derived or Derived(session)
-    stacks = session.samples.stacks
-    indices = range(len(stacks)) if frame is None else d.by_frame.get(frame, [])
-    keys: Sequence[NodeKey] | None = None  # the view's node keys; None: the session's functions'
-    synthetic: dict[str, int] = {}
-
-    def synth(name: str) -> int:  # synthetic frames get negative ids
-        if name not in synthetic:
-            synthetic[name] = -1 - len(synthetic)
-        return synthetic[name]
-
-    rows: list[tuple[tuple[int, ...], float, int, str]] = []
-    if view == "traced":  # the whole-pipeline user-code view: its own paths, phases for categories
-        uv = d.user_view
-        keys = uv.keys
-        rows = [(uv.paths[i], stacks[i].seconds, stacks[i].samples, uv.phases[i]) for i in indices]
-        indices = range(0)
-    elif view == "compiler" and fold:
-        fs = d.folded
-        keys = fs.keys
-        fcats = categories if categories is not None else d.categories
-        rows = [(fs.paths[i] or (synth(NO_COMPILER_STACK),), stacks[i].seconds, stacks[i].samples, fcats[i])
-                for i in indices]
-        indices = range(0)
-    cats: Sequence[str] = categories if categories is not None else d.categories if indices else []
-    for i in indices:
-        st, cat = stacks[i], cats[i]
-        ids = st.compiler if view == "compiler" else st.traced
-        path = tuple(ids) if ids else tuple(synth(name) for name in empty_stack_names(view, cat))
-        rows.append((path, st.seconds, st.samples, cat))
+    rows, keys, synthetic = _rows(session, view, frame, d, categories, fold)
     order, sorted_keys = sort_by_path([r[0] for r in rows])
     rows = [rows[i] for i in order]  # sorted by path, stable
     synth_keys = {v: _synthetic(k) for k, v in synthetic.items()}
@@ -87,18 +59,7 @@ def build_pruned_tree(
     # a function's key made only for the nodes drawn, not for all of them on each of ~60 graphs
     key_of: Callable[[int], NodeKey] = keys.__getitem__ if keys is not None else lambda i: _fkey(functions[i])
     n = len(rows)
-    # prefix sums from 0, added left to right as a loop would (accumulate: the same floats, at C speed)
-    cum_s: list[float] = list(accumulate([r[1] for r in rows], initial=0.0))
-    cum_n: list[int] = list(accumulate([r[2] for r in rows], initial=0))
-    cum_c: dict[str, list[float]] = {}
-    at: dict[str, list[int]] = {}
-    for j, r in enumerate(rows):
-        at.setdefault(r[3], []).append(j)
-    for cat in {r[3] for r in rows}:  # each category's seconds at its rows, 0.0 elsewhere
-        column = [0.0] * n
-        for j in at[cat]:
-            column[j] = rows[j][1]
-        cum_c[cat] = list(accumulate(column, initial=0.0))
+    cum_s, cum_n, cum_c = _prefix_sums(rows)
 
     def fill(node: StackNode, lo: int, hi: int) -> None:
         node.seconds = cum_s[hi] - cum_s[lo]
@@ -134,17 +95,82 @@ def build_pruned_tree(
             j = end
         small_s = sum(cum_s[b] - cum_s[a] for a, b in small)
         if gather and small and small_s >= GATHER_FLOOR * threshold:  # one frame for them all, drawn
-            other = node.child(gathered_key(len(small)))
-            other.seconds = other.self_seconds = small_s
-            other.samples = other.self_samples = sum(cum_n[b] - cum_n[a] for a, b in small)
-            for cat_name, acc_c in cum_c.items():
-                part = sum(acc_c[b] - acc_c[a] for a, b in small)
-                if part > 0:
-                    other.categories[cat_name] = other.self_categories[cat_name] = part
+            _gather(node, small, small_s, cum_n, cum_c)
         else:
             pruned += len(small)
             pruned_s += small_s
     return root, pruned, pruned_s
+
+
+Row = tuple[tuple[int, ...], float, int, str]  # path, seconds, samples, category
+
+
+def _rows(
+    session: Session, view: View, frame: str | None, d: Derived, categories: Sequence[str] | None, fold: bool
+) -> tuple[list[Row], Sequence[NodeKey] | None, dict[str, int]]:
+    """One row per stack of ``view`` (unsorted), the view's node keys (None: the session's
+    functions') and the synthetic frames' ids (negative) by name."""
+    assert session.samples is not None
+    stacks = session.samples.stacks
+    indices = range(len(stacks)) if frame is None else d.by_frame.get(frame, [])
+    keys: Sequence[NodeKey] | None = None  # the view's node keys; None: the session's functions'
+    synthetic: dict[str, int] = {}
+
+    def synth(name: str) -> int:  # synthetic frames get negative ids
+        if name not in synthetic:
+            synthetic[name] = -1 - len(synthetic)
+        return synthetic[name]
+
+    rows: list[Row] = []
+    if view == "traced":  # the whole-pipeline user-code view: its own paths, phases for categories
+        uv = d.user_view
+        keys = uv.keys
+        rows = [(uv.paths[i], stacks[i].seconds, stacks[i].samples, uv.phases[i]) for i in indices]
+        indices = range(0)
+    elif view == "compiler" and fold:
+        fs = d.folded
+        keys = fs.keys
+        fcats = categories if categories is not None else d.categories
+        rows = [(fs.paths[i] or (synth(NO_COMPILER_STACK),), stacks[i].seconds, stacks[i].samples, fcats[i])
+                for i in indices]
+        indices = range(0)
+    cats: Sequence[str] = categories if categories is not None else d.categories if indices else []
+    for i in indices:
+        st, cat = stacks[i], cats[i]
+        ids = st.compiler if view == "compiler" else st.traced
+        path = tuple(ids) if ids else tuple(synth(name) for name in empty_stack_names(view, cat))
+        rows.append((path, st.seconds, st.samples, cat))
+    return rows, keys, synthetic
+
+
+def _prefix_sums(rows: list[Row]) -> tuple[list[float], list[int], dict[str, list[float]]]:
+    """Seconds, samples and each category's seconds summed over the rows before each index."""
+    n = len(rows)
+    # prefix sums from 0, added left to right as a loop would (accumulate: the same floats, at C speed)
+    cum_s: list[float] = list(accumulate([r[1] for r in rows], initial=0.0))
+    cum_n: list[int] = list(accumulate([r[2] for r in rows], initial=0))
+    cum_c: dict[str, list[float]] = {}
+    at: dict[str, list[int]] = {}
+    for j, r in enumerate(rows):
+        at.setdefault(r[3], []).append(j)
+    for cat in {r[3] for r in rows}:  # each category's seconds at its rows, 0.0 elsewhere
+        column = [0.0] * n
+        for j in at[cat]:
+            column[j] = rows[j][1]
+        cum_c[cat] = list(accumulate(column, initial=0.0))
+    return cum_s, cum_n, cum_c
+
+
+def _gather(node: StackNode, small: list[tuple[int, int]], small_s: float, cum_n: list[int],
+            cum_c: dict[str, list[float]]) -> None:
+    """The children too narrow to draw (row ranges ``small``), drawn as one frame."""
+    other = node.child(gathered_key(len(small)))
+    other.seconds = other.self_seconds = small_s
+    other.samples = other.self_samples = sum(cum_n[b] - cum_n[a] for a, b in small)
+    for cat_name, acc_c in cum_c.items():
+        part = sum(acc_c[b] - acc_c[a] for a, b in small)
+        if part > 0:
+            other.categories[cat_name] = other.self_categories[cat_name] = part
 
 
 #: when gathering, a frame is drawn on its own only if at least this many samples passed through it:

@@ -261,8 +261,8 @@ def is_multi_rank_dir(path: Path) -> bool:
 def report_multi_rank(job_dir: Path, options: RenderOptions, output: Path | None = None, force: bool = False,
                       quiet: bool = False) -> int:
     """``dynaprof report DIR``: re-render every rank folder, then the merged view."""
+    from dynaprof import pipeline
     from dynaprof.cli.sessions import load_any
-    from dynaprof.run_folder.writer import write_run_folder
 
     out_dir = prepare_out_dir(output, force) if output is not None else job_dir
     sessions: dict[int, Session] = {}
@@ -277,7 +277,7 @@ def report_multi_rank(job_dir: Path, options: RenderOptions, output: Path | None
         dest = out_dir / rank_dir_name(rank)
         if dest != src:
             prepare_out_dir(dest, force)
-        _, notes = write_run_folder(session, dest, options, run_dir=source_dir, progress=info)
+        _, notes = pipeline.write(session, dest, options, run_dir=source_dir, say=info)
         sessions[rank] = session
         if not quiet:
             info(rank_line(f"rank {rank}", session, dest))
@@ -311,9 +311,9 @@ def report_trace_ranks(log_dir: Path, options: RenderOptions, output: Path | Non
                        quiet: bool = False, strict: bool = False) -> int:
     """``dynaprof report DIR`` on a folder of per-rank TORCH_TRACE logs: import every rank into
     ``OUT/rank-N/`` and write the merged view, as ``dynaprof run --nproc-per-node`` does."""
+    from dynaprof import pipeline
     from dynaprof.ingest.torch_trace import rank_logs
     from dynaprof.ingest.trace_to_session import import_torch_trace_ranks
-    from dynaprof.run_folder.writer import write_run_folder
 
     logs = rank_logs(log_dir)
     sessions = import_torch_trace_ranks(log_dir, strict=strict)
@@ -323,7 +323,7 @@ def report_trace_ranks(log_dir: Path, options: RenderOptions, output: Path | Non
         out_dir = prepare_out_dir(default_run_dir(log_dir.resolve().name or "trace"), False)
     for rank, session in sessions.items():
         dest = prepare_out_dir(out_dir / rank_dir_name(rank), force)
-        _, notes = write_run_folder(session, dest, options, run_dir=dest, progress=info)
+        _, notes = pipeline.write(session, dest, options, run_dir=dest, say=info)
         if not quiet:
             info(rank_line(f"rank {rank} ({logs[rank].name})", session, dest))
             for note in notes:

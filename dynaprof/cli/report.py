@@ -10,13 +10,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from dynaprof import pipeline
 from dynaprof.cli import ranks_support
 from dynaprof.cli.common import default_run_dir, info, prepare_out_dir, summary_width
 from dynaprof.cli.outputs import add_render_options, print_written, render_options
 from dynaprof.cli.sessions import load_any
 from dynaprof.model.session import Session
 from dynaprof.model.store import SESSION_FILE
-from dynaprof.run_folder.writer import write_run_folder
 
 #: renderers that draw only samples or cProfile data (and import networkx): skipped when there is none
 _SAMPLE_RENDERERS = ("callgraph", "snakeviz_profile")
@@ -74,8 +74,8 @@ class ReportCommand:
         loaded = args.path / SESSION_FILE if args.path.is_dir() else args.path
         stored = (not imported and loaded.name == SESSION_FILE and loaded.is_file()
                   and loaded.resolve() == (out_dir / SESSION_FILE).resolve())
-        written, notes = write_run_folder(session, out_dir, options, run_dir=source_dir, only=renderers_for(session),
-                                          progress=info, stored=stored)
+        written, notes = pipeline.write(session, out_dir, options, run_dir=source_dir, only=renderers_for(session),
+                                        say=info, stored=stored)
         if not args.quiet:
             from dynaprof.render.terminal import summary_text
 

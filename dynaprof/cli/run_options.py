@@ -18,6 +18,23 @@ def add_run_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
         "-o", "--output", type=Path, metavar="DIR", help=f"run folder (default: a new folder under ./{RUNS_DIR}/)"
     ))
     added.append(p.add_argument("--force", action="store_true", help="write into an existing non-empty DIR"))
+    added += _capture_options(p)
+    added += _run_modes(p)
+    added += add_render_options(p)
+    added.append(p.add_argument(
+        "-m",
+        dest="module",
+        nargs=argparse.REMAINDER,
+        metavar="MODULE ...",
+        help="run a library module as a script (like python -m)",
+    ))
+    added.append(p.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]"))
+    return added
+
+
+def _capture_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
+    """What is recorded while the script runs."""
+    added: list[argparse.Action] = []
     added.append(p.add_argument(
         "--sampler",
         choices=("builtin", "py-spy", "none"),
@@ -60,6 +77,12 @@ def add_run_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
         help="also time each call of the compiled code (host wall time per call, median and total; on "
         "CUDA the kernels run asynchronously, so this is launch time)",
     ))
+    return added
+
+
+def _run_modes(p: argparse.ArgumentParser) -> list[argparse.Action]:
+    """How many runs, of what, and what is said."""
+    added: list[argparse.Action] = []
     added.append(p.add_argument(
         "--counterfactual",
         action="store_true",
@@ -84,13 +107,4 @@ def add_run_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
         help="run N ranks with torchrun (torch.distributed.run --standalone): one run folder per rank "
         "in DIR/rank-<N>/ and a merged view in DIR/ranks.html (docs/multi-rank.md)",
     ))
-    added += add_render_options(p)
-    added.append(p.add_argument(
-        "-m",
-        dest="module",
-        nargs=argparse.REMAINDER,
-        metavar="MODULE ...",
-        help="run a library module as a script (like python -m)",
-    ))
-    added.append(p.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]"))
     return added

@@ -1,19 +1,19 @@
 """Where the CLI gets a session from a path: a run folder or its session.json, a run folder with
-only a capture journal (rebuilt with ``ingest.assemble``), or a TORCH_TRACE log (imported).
+only a capture journal (rebuilt by ``dynaprof.pipeline``), or a TORCH_TRACE log (imported).
 
 Shared by ``report`` and the multi-rank report (``ranks_support``); derived data (attribution) is
-applied when the session is rendered (``run_folder.writer.write_run_folder``), not here.
+applied when the session is written (``dynaprof.pipeline.write``), not here.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from dynaprof.capture.journal import JOURNAL_FILE, read_journal
 from dynaprof.cli.common import info
 from dynaprof.errors import DynaprofError
 from dynaprof.model.session import Session
 from dynaprof.model.store import SESSION_FILE, load_session
+from dynaprof.pipeline import JOURNAL_FILE, rebuild_from_journal
 
 
 def _is_trace(path: Path) -> bool:
@@ -31,16 +31,8 @@ def load_any(path: Path, strict: bool = False, rank: int | None = None) -> tuple
     if path.is_file() and path.name == SESSION_FILE:
         return load_session(path), path.parent, False
     if path.is_dir() and (path / JOURNAL_FILE).exists():
-        from dynaprof.ingest.assemble import ParentFacts, assemble
-
         info(f"dynaprof: {path} has no session.json; rebuilding it from the capture journal")
-        facts = ParentFacts(
-            command=["dynaprof", "report", str(path)],
-            exit_status=None,
-            run_dir=str(path.resolve()),
-            notes=["rebuilt from the journal of a dynaprof run that did not finish saving"],
-        )
-        return assemble((r for _, r in read_journal(path / JOURNAL_FILE)), facts), path, False
+        return rebuild_from_journal(path), path, False
     if _is_trace(path):
         from dynaprof.ingest.trace_to_session import import_torch_trace
 

@@ -497,6 +497,43 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None)
     ]
     stacks, extra = kernel_split.give_kernels(stacks, b.kernels, b.kernel_waits, b.functions, b.frames, plain)
     warnings += clip_samples(frames, stacks)
+    _finish_frames(b, frames, stacks)
+    samples = _samples(b, facts, stacks)
+    inline = [InlineStack(k[0], list(k[1]), int(v[0]), round(v[1], 9)) for k, v in b.inline.items()] or None
+    artifacts: dict[str, str] = {}
+    if facts.run_dir:
+        for key, path in b.cprofile_files.items():
+            rel = os.path.relpath(path, facts.run_dir)
+            if key in b.frames:
+                b.frames[key].cprofile = rel
+                b.frames[key].python_calls = total_calls(path)
+        if b.cprofile_merged:
+            artifacts["cprofile"] = os.path.relpath(b.cprofile_merged, facts.run_dir)
+    wall = facts.wall_s if facts.wall_s is not None else opt_num(end.get("ts"))
+    run = _run_info(b, facts, start, wall, exit_status, reason, complete)
+    capture = CaptureInfo(
+        sampler=facts.sampler,
+        requested_hz=facts.requested_hz,
+        native=facts.native,
+        cprofile=facts.cprofile,
+        torch_trace_dir=facts.torch_trace_dir,
+        hooks=b.hooks,
+        warnings=warnings,
+    )
+    spans = list(b.run_spans)
+    if wall is not None:
+        spans.insert(0, Span("script", 0.0, float(wall), opt_int(start.get("tid")) or 0))
+    session = Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
+    session.cache_keys = b.cache_lookups.finish(frames, b.kernels, b.kernel_waits)
+    if plain is not None:
+        session.counterfactual = Counterfactual(
+            plain.folded, plain.compile_s, plain.count, plain.exit_status, extra_kernels=extra.kernels,
+            extra_kernel_s=extra.seconds, kernels_here=len(b.kernels), toolchain_s=plain.toolchain_s)  # fmt: skip
+    return session
+
+
+def _finish_frames(b: _Builder, frames: list[CompiledFrame], stacks: list[Stack]) -> None:
+    """What each frame gets from records beside its own: work counts, caches, spans as phases."""
     for f in frames:
         if f.key in b.work:
             f.inductor_ir_nodes, f.inductor_kernels = b.work[f.key]
@@ -516,33 +553,22 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None)
             f.attempts = sampled_attempts(f, stacks)
         if f.call_site and f.call_site[0].filename == "<string>" and f.call_site[0].lineno == 1:
             f.call_site = f.call_site[1:]  # older journals: dynaprof's own `python -c` bootstrap
-    samples = None
-    if facts.sampler != "none" and (b.sampler is not None or stacks):
-        count = sum(s.samples for s in stacks)
-        secs = sum(s.seconds for s in stacks)
-        totals = b.sampler or _SamplerTotals(None, None, None, 0)
-        window = totals.seconds or 0.0
-        samples = Samples(
-            totals.source or facts.sampler,
-            facts.requested_hz or totals.requested_hz or 0.0,
-            round(count / window, 1) if window > 0 else None,
-            count,
-            stored_s(secs),
-            totals.errors,
-            stacks,
-        )
-    inline = [InlineStack(k[0], list(k[1]), int(v[0]), round(v[1], 9)) for k, v in b.inline.items()] or None
-    artifacts: dict[str, str] = {}
-    if facts.run_dir:
-        for key, path in b.cprofile_files.items():
-            rel = os.path.relpath(path, facts.run_dir)
-            if key in b.frames:
-                b.frames[key].cprofile = rel
-                b.frames[key].python_calls = total_calls(path)
-        if b.cprofile_merged:
-            artifacts["cprofile"] = os.path.relpath(b.cprofile_merged, facts.run_dir)
-    wall = facts.wall_s if facts.wall_s is not None else opt_num(end.get("ts"))
-    run = RunInfo(
+
+
+def _samples(b: _Builder, facts: ParentFacts, stacks: list[Stack]) -> Samples | None:
+    if facts.sampler == "none" or (b.sampler is None and not stacks):
+        return None
+    count = sum(s.samples for s in stacks)
+    totals = b.sampler or _SamplerTotals(None, None, None, 0)
+    window = totals.seconds or 0.0
+    achieved = round(count / window, 1) if window > 0 else None
+    return Samples(totals.source or facts.sampler, facts.requested_hz or totals.requested_hz or 0.0, achieved, count,
+                   stored_s(sum(s.seconds for s in stacks)), totals.errors, stacks)  # fmt: skip
+
+
+def _run_info(b: _Builder, facts: ParentFacts, start: Start, wall: float | None, exit_status: int | None,
+              reason: str, complete: bool) -> RunInfo:
+    return RunInfo(
         command=facts.command,
         target=opt_str(start.get("target")) or "?",
         argv=strs(start.get("argv")),
@@ -565,25 +591,6 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None)
         env=b.env,
         config=b.config,
     )
-    capture = CaptureInfo(
-        sampler=facts.sampler,
-        requested_hz=facts.requested_hz,
-        native=facts.native,
-        cprofile=facts.cprofile,
-        torch_trace_dir=facts.torch_trace_dir,
-        hooks=b.hooks,
-        warnings=warnings,
-    )
-    spans = list(b.run_spans)
-    if wall is not None:
-        spans.insert(0, Span("script", 0.0, float(wall), opt_int(start.get("tid")) or 0))
-    session = Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
-    session.cache_keys = b.cache_lookups.finish(frames, b.kernels, b.kernel_waits)
-    if plain is not None:
-        session.counterfactual = Counterfactual(
-            plain.folded, plain.compile_s, plain.count, plain.exit_status, extra_kernels=extra.kernels,
-            extra_kernel_s=extra.seconds, kernels_here=len(b.kernels), toolchain_s=plain.toolchain_s)  # fmt: skip
-    return session
 
 
 def _start_time(epoch_ns: Any) -> str:

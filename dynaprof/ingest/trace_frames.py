@@ -33,7 +33,8 @@ _ENTRY_ORDER = ("compile_fx_aot", "aot_compile", "entire_frame_compile", "backen
                 "inductor_compile", "create_aot_dispatcher_function")
 MAX_ATTEMPTS = 1000  # torch gives up after 100; anything above is a corrupt log
 
-Spans = list[tuple[str, float, float, dict[str, Any]]]  # name, start µs, duration µs, args
+SpanRow = tuple[str, float, float, dict[str, Any]]  # name, start µs, duration µs, args
+Spans = list[SpanRow]
 OpenByName = OpenSpans[str]
 
 
@@ -157,26 +158,10 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
     fm = f.metrics
     spans = sorted(f.spans + _ddp_bucket_spans(f), key=lambda s: s[1])
     efc = next((s for s in spans if s[0] == "entire_frame_compile"), None)
-    begins = [s[1] for s in spans] + [ts for stack in f.open.values() for ts, _ in stack]
-    start_us = efc[1] if efc else (min(begins) if begins else f.metrics_start_us)
-    if start_us is not None and origin is not None:
-        start_s = rel(start_us, origin)
-    elif f.glog_s is not None and first_glog is not None:
-        start_s = stored_s(max(f.glog_s - first_glog, 0.0))
-    else:
-        start_s = 0.0
+    start_s = _start_s(f, spans, efc, origin, first_glog)
     own = _own_span(f, spans)  # a backward's or compiled autograd's capture's span
     top = max(spans, key=lambda sp: sp[2]) if spans else None  # the longest span: the compile's entry point
-    # the log's own measures; the metrics' time replaces them where they have one (apply_metrics)
-    compile_s = stored_s(efc[2] / 1e6) if efc is not None else None
-    if own is not None:
-        compile_s = stored_s(own[2] / 1e6)
-    if compile_s is None and f.compile_id == NO_ID:  # no Dynamo frame: the metrics' window, else that span
-        begin, end = (fm.start_us, fm.end_us) if fm is not None else (None, None)
-        if begin is not None and end is not None and end >= begin:
-            compile_s = stored_s((end - begin) / 1e6)
-        elif top is not None:
-            compile_s = stored_s(top[2] / 1e6)
+    compile_s = _compile_s(f, efc, own, top)
     attempts = sorted(
         (Attempt(a, rel(st, origin), stored_s(d / 1e6)) for n, st, d, _ in spans if (a := attempt_of(n)) is not None),
         key=lambda a: a.index,
@@ -188,16 +173,8 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
     if own is not None:
         unfinished = own[0] in f.open
     site = f.call_site
-    name, filename, lineno = (fm.name, fm.filename, fm.lineno) if fm is not None else (None, None, None)
-    if name is None and not site and f.compile_id == NO_ID:
-        names = {sp[0] for sp in spans}
-        entry = next((n for n in _ENTRY_ORDER if n in names), None)
-        name = entry or (top[0] if top is not None else "(no compile id)")  # e.g. compile_fx_aot
+    name, filename, lineno = _named(f, spans, own, top)
     g = f.guards
-    if own is not None and own[0] == COMPILED_AUTOGRAD_SPAN and name is None:
-        graph = opt_int(own[3].get("graph_id"))
-        name = "compiled autograd" + (f" graph {graph}" if graph is not None else "")
-        filename, lineno = "<compiled autograd>", 0
     frame = CompiledFrame(
         key=f.compile_id + f.key_suffix,  # made unique, as live capture makes it, by Builder.session
         compile_id=f.compile_id,
@@ -240,6 +217,51 @@ def finish_frame(f: FrameAcc, origin: float | None, first_glog: float | None, ex
     frame.metrics = dict(sorted(frame.metrics.items()))
     frame.cache = f.cache.result(frame.metrics)
     return frame
+
+
+def _start_s(f: FrameAcc, spans: Spans, efc: SpanRow | None, origin: float | None, first_glog: float | None) -> float:
+    """When the compile began, in run seconds: its first span, else its first log line."""
+    begins = [s[1] for s in spans] + [ts for stack in f.open.values() for ts, _ in stack]
+    start_us = efc[1] if efc else (min(begins) if begins else f.metrics_start_us)
+    if start_us is not None and origin is not None:
+        return rel(start_us, origin)
+    if f.glog_s is not None and first_glog is not None:
+        return stored_s(max(f.glog_s - first_glog, 0.0))
+    return 0.0
+
+
+def _compile_s(f: FrameAcc, efc: SpanRow | None, own: SpanRow | None, top: SpanRow | None) -> float | None:
+    """The log's own measure of the compile time; the metrics' time replaces it where they have
+    one (``apply_metrics``)."""
+    fm = f.metrics
+    compile_s = stored_s(efc[2] / 1e6) if efc is not None else None
+    if own is not None:
+        compile_s = stored_s(own[2] / 1e6)
+    if compile_s is None and f.compile_id == NO_ID:  # no Dynamo frame: the metrics' window, else that span
+        begin, end = (fm.start_us, fm.end_us) if fm is not None else (None, None)
+        if begin is not None and end is not None and end >= begin:
+            compile_s = stored_s((end - begin) / 1e6)
+        elif top is not None:
+            compile_s = stored_s(top[2] / 1e6)
+    return compile_s
+
+
+def _named(
+    f: FrameAcc, spans: Spans, own: SpanRow | None, top: SpanRow | None
+) -> tuple[str | None, str | None, int | None]:
+    """(name, file, line) from the metrics; for a compile with no Dynamo frame, its entry span's
+    name; for compiled autograd's capture, its graph."""
+    fm = f.metrics
+    name, filename, lineno = (fm.name, fm.filename, fm.lineno) if fm is not None else (None, None, None)
+    if name is None and not f.call_site and f.compile_id == NO_ID:
+        names = {sp[0] for sp in spans}
+        entry = next((n for n in _ENTRY_ORDER if n in names), None)
+        name = entry or (top[0] if top is not None else "(no compile id)")  # e.g. compile_fx_aot
+    if own is not None and own[0] == COMPILED_AUTOGRAD_SPAN and name is None:
+        graph = opt_int(own[3].get("graph_id"))
+        name = "compiled autograd" + (f" graph {graph}" if graph is not None else "")
+        filename, lineno = "<compiled autograd>", 0
+    return name, filename, lineno
 
 
 def _own_span(f: FrameAcc, spans: Spans) -> tuple[str, float, float, dict[str, Any]] | None:

@@ -108,83 +108,20 @@ Decoder = typing.Callable[[Any], Any]
 
 @cache
 def _compiled(tp: Any) -> Decoder:
+    """The decoder of one annotation, built once per type (``cache``) from the pieces below."""
     origin = typing.get_origin(tp)
     if tp is Any:
         return lambda v: v
     if origin is Union or origin is types.UnionType:
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        nullable = len(args) < len(typing.get_args(tp))
-        decs = [_compiled(a) for a in args]
-
-        def union(v: Any) -> Any:
-            if v is None:
-                if nullable:
-                    return None
-                raise _Bad
-            for d in decs:
-                try:
-                    return d(v)
-                except _Bad:
-                    continue
-            raise _Bad
-
-        return union
+        return _union_decoder(tp)
     if origin is list:
-        (item,) = typing.get_args(tp)
-        if item is int:
-
-            def ints(v: Any) -> Any:
-                if type(v) is not list or not set(map(type, v)) <= {int}:
-                    raise _Bad
-                return list(v)
-
-            return ints
-        d_item = _compiled(item)
-
-        def seq(v: Any) -> Any:
-            if type(v) is not list:
-                raise _Bad
-            return [d_item(x) for x in v]
-
-        return seq
+        return _list_decoder(tp)
     if origin is dict:
-        key_tp, val_tp = typing.get_args(tp)
-        d_key, d_val = _compiled(key_tp), _compiled(val_tp)
-        if key_tp is str and val_tp is float:  # seconds per name: every frame has a few
-
-            def str_floats(v: Any) -> Any:
-                if type(v) is not dict or not set(map(type, v)) <= _STR:
-                    raise _Bad
-                values = v.values()
-                if set(map(type, values)) <= _FLOAT and all(map(math.isfinite, values)):
-                    return dict(v)  # the usual case, checked without a call per value
-                return {k: d_val(x) for k, x in v.items()}
-
-            return str_floats
-
-        def mapping(v: Any) -> Any:
-            if type(v) is not dict:
-                raise _Bad
-            return {d_key(k): d_val(x) for k, x in v.items()}
-
-        return mapping
+        return _dict_decoder(tp)
     if dataclasses.is_dataclass(tp):
         return _dataclass_decoder(tp)  # type: ignore[arg-type]
     if tp is float:
-
-        def number(v: Any) -> Any:
-            if type(v) is float:
-                if not math.isfinite(v):
-                    raise _Bad
-                return v
-            if type(v) is int:
-                try:
-                    return float(v)
-                except OverflowError:
-                    raise _Bad from None
-            raise _Bad
-
-        return number
+        return _number
     if tp in (int, bool, str):
 
         def exact(v: Any) -> Any:
@@ -195,6 +132,81 @@ def _compiled(tp: Any) -> Decoder:
         return exact
     raise TypeError(f"unsupported annotation {tp!r}")  # a model bug, not bad input
 
+
+def _union_decoder(tp: Any) -> Decoder:
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    nullable = len(args) < len(typing.get_args(tp))
+    decs = [_compiled(a) for a in args]
+
+    def union(v: Any) -> Any:
+        if v is None:
+            if nullable:
+                return None
+            raise _Bad
+        for d in decs:
+            try:
+                return d(v)
+            except _Bad:
+                continue
+        raise _Bad
+
+    return union
+
+
+def _list_decoder(tp: Any) -> Decoder:
+    (item,) = typing.get_args(tp)
+    if item is int:
+
+        def ints(v: Any) -> Any:
+            if type(v) is not list or not set(map(type, v)) <= {int}:
+                raise _Bad
+            return list(v)
+
+        return ints
+    d_item = _compiled(item)
+
+    def seq(v: Any) -> Any:
+        if type(v) is not list:
+            raise _Bad
+        return [d_item(x) for x in v]
+
+    return seq
+
+
+def _dict_decoder(tp: Any) -> Decoder:
+    key_tp, val_tp = typing.get_args(tp)
+    d_key, d_val = _compiled(key_tp), _compiled(val_tp)
+    if key_tp is str and val_tp is float:  # seconds per name: every frame has a few
+
+        def str_floats(v: Any) -> Any:
+            if type(v) is not dict or not set(map(type, v)) <= _STR:
+                raise _Bad
+            values = v.values()
+            if set(map(type, values)) <= _FLOAT and all(map(math.isfinite, values)):
+                return dict(v)  # the usual case, checked without a call per value
+            return {k: d_val(x) for k, x in v.items()}
+
+        return str_floats
+
+    def mapping(v: Any) -> Any:
+        if type(v) is not dict:
+            raise _Bad
+        return {d_key(k): d_val(x) for k, x in v.items()}
+
+    return mapping
+
+
+def _number(v: Any) -> Any:
+    if type(v) is float:
+        if not math.isfinite(v):
+            raise _Bad
+        return v
+    if type(v) is int:
+        try:
+            return float(v)
+        except OverflowError:
+            raise _Bad from None
+    raise _Bad
 
 def _to_float(v: int) -> float:
     try:

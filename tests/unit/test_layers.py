@@ -29,7 +29,9 @@ ALLOWED: dict[str, frozenset[str]] = {
 #: modules any layer may import: they import nothing of dynaprof
 LEAVES = frozenset({"dynaprof.fmt", "dynaprof.errors", "dynaprof.version"})
 #: top-level modules at the CLI's level (the in-process API, the notebook magic, the pytest plugin)
-CLI_LEVEL = frozenset({"dynaprof", "dynaprof.api", "dynaprof.notebook", "dynaprof.pytest_plugin", "dynaprof.__main__"})
+CLI_LEVEL = frozenset({
+    "dynaprof", "dynaprof.api", "dynaprof.notebook", "dynaprof.pytest_plugin", "dynaprof.__main__", "dynaprof.pipeline",
+})
 
 _MODULE_STRING = re.compile(r"^(dynaprof(?:\.\w+)+)(?::\w+)?$")
 
