@@ -16,7 +16,7 @@ from dynaprof.ingest.trace_to_session import import_torch_trace
 from dynaprof.model.session import CompiledFrame, Session
 from dynaprof.model.store import load_session
 from tests.conftest import profile
-from tests.helpers import TESTS_DIR
+from tests.helpers import TESTS_DIR, requires_torch, torch_release
 
 pytestmark = [pytest.mark.torch, pytest.mark.versions]
 
@@ -48,6 +48,9 @@ g(torch.randn(2, 4)).sum().backward()
 #: what both importers must agree on, frame by frame
 SAME = ("compile_id", "generation", "kind", "forward_key", "name", "filename", "lineno", "status", "restarts",
         "restart_reasons", "restart_details", "recompile_reason", "trace_id", "graph_breaks", "graph_break_reasons")
+#: what a torch 2.4 log does not hold (no graph-break or recompile-reason artifacts, so no break
+#: sites for the restart details): the live capture knows them there, the log's import does not
+NOT_IN_24_LOG = ("graph_breaks", "graph_break_reasons", "recompile_reason", "restart_details")
 #: phase times may differ by this much (seconds)
 PHASE_TOLERANCE_S = 1e-3
 #: the start time, as both importers write it (UTC, to the millisecond)
@@ -73,18 +76,22 @@ def test_the_script_has_what_the_parity_is_about(both: tuple[Session, Session]) 
     frames = live.frames
     assert any(f.restarts for f in frames) and any(f.restart_details for f in frames)
     assert any(f.graph_breaks for f in frames) and any(f.recompile_reason for f in frames)
-    assert any("#" in f.key for f in frames) and any(f.key.endswith(":bw") for f in frames)
+    assert any("#" in f.key for f in frames)
+    if torch_release() >= (2, 5):  # torch 2.4 has neither the phase events nor the metrics of a lazy backward
+        assert any(f.key.endswith(":bw") for f in frames)
 
 
 def test_both_importers_give_the_same_frames_under_the_same_keys(both: tuple[Session, Session]) -> None:
     live, trace = both
     assert [f.key for f in live.frames] == [f.key for f in trace.frames]
     j, t = _by_key(live), _by_key(trace)
-    differ = {k: [(n, getattr(j[k], n), getattr(t[k], n)) for n in SAME if getattr(j[k], n) != getattr(t[k], n)]
+    same = SAME if torch_release() >= (2, 5) else tuple(n for n in SAME if n not in NOT_IN_24_LOG)
+    differ = {k: [(n, getattr(j[k], n), getattr(t[k], n)) for n in same if getattr(j[k], n) != getattr(t[k], n)]
               for k in j}
     assert {k: d for k, d in differ.items() if d} == {}
 
 
+@requires_torch("2.5", "torch 2.4 has no phase events, in the log or live")
 def test_both_importers_give_the_same_phase_times(both: tuple[Session, Session]) -> None:
     live, trace = both
     j, t = _by_key(live), _by_key(trace)
