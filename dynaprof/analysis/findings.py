@@ -356,7 +356,7 @@ def _recompiles(session: Session, total: float) -> Finding | None:
     subject = {CAUSE_PARAMETRIZATION: "parametrization: ", SIZES: "changing sizes: "}.get(
         cause.cause if cause else "", "recompiles: ")
     few = [f for f in worst if f.calls is not None and f.calls <= 1]
-    used = f"; {len(few)} of its {len(worst)} entries ran at most once" if len(few) > 1 else ""
+    used = f"; {len(few)} of its {len(worst)} entries ran at most once" if few else ""
     why = brief_why = ""
     if cause is not None:
         k = causes[cause]
