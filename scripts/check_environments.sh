@@ -3,8 +3,18 @@
 # anywhere): each case runs the suite in a fresh clone of HEAD and prints one line of outcome.
 #   bash scripts/check_environments.sh [CASE...]    cases: ci colsunset cols80 nonroot
 # Needs root (for the non-root case: a user, and a mount namespace hiding Graphviz and Chromium).
+#   bash scripts/check_environments.sh names        the private torch names each torch venv here
+#       (.venv, .venv-torch-*) lacks, one line each (scripts/torch_names.py); exit 1 on a BROKEN one
 set -uo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = names ]; then
+  rc=0
+  for v in .venv .venv-torch-*; do
+    [ -x "$v/bin/python" ] || continue
+    "$v/bin/python" scripts/torch_names.py 2>/dev/null || rc=1
+  done
+  exit $rc
+fi
 repo=$PWD
 work=${CHECK_DIR:-/tmp/dynaprof-envcheck}
 rm -rf "$work" && mkdir -p "$work"
