@@ -103,7 +103,7 @@ class Profile:
         label: str | None = None,
         quiet: bool = True,
         max_rows: int = 25,
-        exports: Literal["gzip", "plain", "none"] = "gzip",
+        exports: Literal["auto", "gzip", "plain", "none"] = "auto",
         render: bool = True,
         time_calls: bool = False,
         _option_hint: str = "force=True",
@@ -116,8 +116,8 @@ class Profile:
             raise ProfileError(f"rate must be between 0 and 20000 samples per second, got {rate!r}")
         if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
             raise ProfileError(f"max_rows must be a whole number >= 1, got {max_rows!r}")
-        if exports not in ("gzip", "plain", "none"):
-            raise ProfileError(f"exports must be 'gzip', 'plain' or 'none', got {exports!r}")
+        if exports not in ("auto", "gzip", "plain", "none"):
+            raise ProfileError(f"exports must be 'auto', 'gzip', 'plain' or 'none', got {exports!r}")
         self.path = None if path is None else Path(path)
         self.force = force
         self.sampler = sampler
@@ -323,7 +323,7 @@ def profile(
     label: str | None = None,
     quiet: bool = True,
     max_rows: int = 25,
-    exports: Literal["gzip", "plain", "none"] = "gzip",
+    exports: Literal["auto", "gzip", "plain", "none"] = "auto",
     render: bool = True,
     time_calls: bool = False,
 ) -> Profile:

@@ -30,15 +30,20 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
+    """The magics' flags; their defaults are the capture's and a run folder's (``CaptureOptions``,
+    ``RUN_FOLDER_OPTIONS``), as ``dynaprof run``'s are."""
+    from dynaprof.capture.core import CaptureOptions
+    from dynaprof.render.base import EXPORT_MODES, RUN_FOLDER_OPTIONS
+
     p = _Parser(prog=f"%%{MAGIC}", add_help=False)
     p.add_argument("-o", "--output", metavar="DIR")
     p.add_argument("--force", action="store_true")
-    p.add_argument("--sampler", choices=("builtin", "none"), default="builtin")
-    p.add_argument("--rate", type=float, default=1000.0)
+    p.add_argument("--sampler", choices=("builtin", "none"), default=CaptureOptions.sampler)
+    p.add_argument("--rate", type=float, default=CaptureOptions.rate_hz)
     p.add_argument("--cprofile", action="store_true")
     p.add_argument("--time-calls", action="store_true", help="also time each call of the compiled code")
-    p.add_argument("--max-rows", type=int, default=25)
-    p.add_argument("--exports", choices=("gzip", "plain", "none"), default="gzip")
+    p.add_argument("--max-rows", type=int, default=RUN_FOLDER_OPTIONS.max_rows)
+    p.add_argument("--exports", choices=EXPORT_MODES, default=RUN_FOLDER_OPTIONS.exports)
     p.add_argument("--no-flame", action="store_true", help="show the summary only")
     p.add_argument("-q", "--quiet", action="store_true", help="show nothing (the run folder is still written)")
     return p

@@ -317,6 +317,7 @@ def _facts(run: ScriptRun, result: LaunchResult, run_dir: Path, notes: list[str]
 def _run_plain(cfg: ChildConfig, run_dir: Path, caches: dict[str, str], quiet: bool, say: Say) -> PlainKernels | None:
     """``--counterfactual``: the script again with every parametrization folded (``caches``: fresh
     compiler cache folders for it); its kernels and figures, or None (said) where it failed."""
+    from dynaprof.capture.core import CaptureOptions
     from dynaprof.capture.journal import read_journal
     from dynaprof.capture.launcher import launch
     from dynaprof.ingest.assemble import ParentFacts, assemble_plain
@@ -326,8 +327,8 @@ def _run_plain(cfg: ChildConfig, run_dir: Path, caches: dict[str, str], quiet: b
     journal, log = where / JOURNAL_FILE, where / "output.log"
     journal.write_bytes(b"")
     plain_cfg = dataclasses.replace(
-        cfg, journal=str(journal), sampler="builtin", rate_hz=1000.0, cprofile_dir=None, torch_trace_dir=None,
-        inline_profile=False, time_calls=False, fold_parametrizations=True,
+        cfg, journal=str(journal), sampler="builtin", rate_hz=CaptureOptions.rate_hz, cprofile_dir=None,
+        torch_trace_dir=None, inline_profile=False, time_calls=False, fold_parametrizations=True,
     )  # fmt: skip
     if not quiet:
         say("dynaprof: counterfactual run: the script again with every parametrization folded, cold caches")

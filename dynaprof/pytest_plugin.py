@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from dynaprof.model.session import Session
 
 FIXTURE = "dynaprof_profile"
+#: ``CaptureOptions.rate_hz`` (written out: loading the plugin imports nothing of dynaprof's
+#: capture; ``tests/unit/test_option_defaults.py`` checks it)
+RATE_HZ = 1000.0
 _STASH_SIGALRM = pytest.StashKey[list[str]]()
 
 
@@ -42,8 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write a dynaprof run folder for each test that compiled, under DIR/<test id>/",
     )
     group.addoption(
-        "--dynaprof-rate", metavar="HZ", type=float, default=1000.0,
-        help="dynaprof: samples per second of compile time (default 1000)",
+        "--dynaprof-rate", metavar="HZ", type=float, default=RATE_HZ,
+        help=f"dynaprof: samples per second of compile time (default {RATE_HZ:g})",
     )
 
 

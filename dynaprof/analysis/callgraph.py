@@ -307,7 +307,7 @@ def graph_from_samples(
                 if i not in met:
                     met.add(i)
                     fn_nid[i] = node_of(i)
-    comps = [stacks[k].compiler if paths is None else paths[k] for k in walked]
+    comps: list[Sequence[int]] = [stacks[k].compiler if paths is None else paths[k] for k in walked]
     inclusive, self_s, edges = _sums(walked, comps, [stacks[k].seconds for k in walked], fn_nid, len(names), collapse)
     param_nodes, param_edges, marked = _parametrization_paths(
         [comp for k, comp in zip(walked, comps, strict=True) if cats[k] == "parametrization"], fn_nid, sig_fns, collapse

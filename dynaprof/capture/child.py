@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -36,21 +36,31 @@ from dynaprof.version import __version__
 CONFIG_ENV = "DYNAPROF_CHILD"
 
 
+_CAPTURE = CaptureOptions()
+
+
 @dataclass
 class ChildConfig:
+    """What the capture child runs, and its capture options: ``CaptureOptions``' fields (less
+    ``use_signal``), flat so that the launcher passes them as JSON; their defaults are its."""
+
     journal: str
     kind: str  # script | module
     target: str
     args: list[str]
-    sampler: str = "builtin"  # builtin | py-spy | none
-    rate_hz: float = 1000.0
-    inline_profile: bool = False
-    cprofile_dir: str | None = None
-    torch_trace_dir: str | None = None
-    time_calls: bool = False
-    aot_components: bool = True
-    fold_parametrizations: bool = False
+    sampler: str = _CAPTURE.sampler  # builtin | none (py-spy runs beside the child)
+    rate_hz: float = _CAPTURE.rate_hz
+    inline_profile: bool = _CAPTURE.inline_profile
+    cprofile_dir: str | None = _CAPTURE.cprofile_dir
+    torch_trace_dir: str | None = _CAPTURE.torch_trace_dir
+    time_calls: bool = _CAPTURE.time_calls
+    aot_components: bool = _CAPTURE.aot_components
+    fold_parametrizations: bool = _CAPTURE.fold_parametrizations
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def capture_options(self) -> CaptureOptions:
+        shared = {f.name for f in fields(CaptureOptions)} & {f.name for f in fields(self)}
+        return CaptureOptions(**{name: getattr(self, name) for name in sorted(shared)})
 
 
 class Child:
@@ -61,16 +71,7 @@ class Child:
         self.capture = Capture(
             self.journal,
             self.t0_ns,
-            CaptureOptions(
-                sampler=cfg.sampler,
-                rate_hz=cfg.rate_hz,
-                inline_profile=cfg.inline_profile,
-                cprofile_dir=cfg.cprofile_dir,
-                torch_trace_dir=cfg.torch_trace_dir,
-                time_calls=cfg.time_calls,
-                aot_components=cfg.aot_components,
-                fold_parametrizations=cfg.fold_parametrizations,
-            ),
+            cfg.capture_options(),
         )
         self.exit_status = 0
         self.end_reason = "exited"

@@ -61,7 +61,12 @@ def make_walker(table: FunctionTable, markers: Markers, traced: TracedStacks) ->
 
 @dataclass
 class CaptureOptions:
+    """What a capture records, defined once with its defaults: ``dynaprof run``'s arguments,
+    ``dynaprof.profile()``'s keywords, the notebook's flags, the pytest options and the capture
+    child's ``ChildConfig`` take theirs from here (``tests/unit/test_option_defaults.py``)."""
+
     sampler: str = "builtin"  # builtin | none (py-spy runs outside the process)
+    #: samples per second of wall time, the builtin sampler's (py-spy's: ``PYSPY_RATE_HZ``)
     rate_hz: float = 1000.0
     inline_profile: bool = False
     cprofile_dir: str | None = None
@@ -75,6 +80,15 @@ class CaptureOptions:
     #: fold every parametrization before compiling (``dynaprof run --counterfactual``'s second run)
     fold_parametrizations: bool = False
 
+
+
+#: py-spy's default rate: it reads the process from outside, each sample a pass over its memory
+PYSPY_RATE_HZ = 100.0
+
+
+def default_rate(sampler: str) -> float:
+    """The rate a sampler runs at unless told otherwise."""
+    return PYSPY_RATE_HZ if sampler == "py-spy" else CaptureOptions.rate_hz
 
 class DynamoWatcher(importlib.abc.MetaPathFinder):
     """Calls ``on_import`` right after ``torch._dynamo`` finishes importing."""

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from dynaprof.cli.common import display_path, info, info_next_steps, summary_width
 from dynaprof.errors import DynaprofError
-from dynaprof.render.base import EXPORT_MODES, RenderOptions
+from dynaprof.render.base import EXPORT_MODES, RUN_FOLDER_OPTIONS, RenderOptions
 
 #: the rendering options' defaults, which the command line's are
-_DEFAULTS = RenderOptions()
+_DEFAULTS = RUN_FOLDER_OPTIONS
 
 def add_render_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
     added: list[argparse.Action] = []  # argparse's Action objects: option strings, dest, default
@@ -56,7 +56,7 @@ def add_render_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
     added.append(g.add_argument(
         "--exports",
         choices=EXPORT_MODES,
-        default="auto",
+        default=_DEFAULTS.exports,
         help="folded stacks and speedscope.json: gzip-compressed (speedscope opens the .gz), plain text, "
         "none, or auto (default: gzip, without the compiler view's folded stacks of a session of over a "
         "million sampled frames)",
@@ -82,7 +82,7 @@ def render_options(args: argparse.Namespace) -> RenderOptions:
         collapse_torch=args.collapse_torch,
         max_graph_nodes=graph_nodes,
         max_rows=args.max_rows,
-        exports=getattr(args, "exports", "auto"),
+        exports=getattr(args, "exports", _DEFAULTS.exports),
     )
 
 

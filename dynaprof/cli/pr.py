@@ -19,6 +19,10 @@ from dynaprof.model.session import Session
 from dynaprof.model.store import SESSION_FILE, load_session
 from dynaprof.render.base import RenderContext, RenderOptions
 
+#: a PR comment's tables show fewer rows than a run folder's (``RUN_FOLDER_OPTIONS.max_rows``): the
+#: comment is read in a narrow column among the review's others, and links to the full report
+PR_MAX_ROWS = 12
+
 PR_DIR = "pr"
 
 
@@ -91,7 +95,8 @@ class PrCommand:
                        help="several runs of the side compared with it (its first run's folder gets pr/)")
         p.add_argument("-o", "--output", type=Path, metavar="DIR", help="output folder (default: RUN/pr or NEW/pr)")
         p.add_argument("--number", default="N", metavar="PR", help="the pull request number for the gh line")
-        p.add_argument("--max-rows", type=int, default=12, metavar="N", help="rows shown in tables (default 12)")
+        p.add_argument("--max-rows", type=int, default=PR_MAX_ROWS, metavar="N",
+                       help=f"rows shown in tables (default {PR_MAX_ROWS})")
         add_margin_option(p)
 
     def run(self, args: argparse.Namespace) -> int:

@@ -89,10 +89,11 @@ class RunCommand:
 
 def _script_run(args: argparse.Namespace, kind: str, target: str, rest: list[str]) -> ScriptRun:
     """The run ``args`` ask for, its options checked (py-spy falls back to the builtin sampler, said)."""
+    from dynaprof.capture.core import default_rate
     from dynaprof.cli import ranks_support
 
     if args.rate is None:
-        args.rate = 100.0 if args.sampler == "py-spy" else 1000.0
+        args.rate = default_rate(args.sampler)
     if not 0 < args.rate <= 20000:
         raise DynaprofError(f"--rate must be between 0 and 20000 samples per second, got {args.rate:g}")
     if args.native and args.sampler != "py-spy":
@@ -103,7 +104,7 @@ def _script_run(args: argparse.Namespace, kind: str, target: str, rest: list[str
         why = preflight()
         if why is not None:
             info(f"dynaprof: {why}; falling back to the builtin sampler")
-            args.sampler, args.rate, args.native = "builtin", 1000.0, False
+            args.sampler, args.rate, args.native = "builtin", default_rate("builtin"), False
     ranked = args.nproc_per_node is not None or ranks_support.current_rank() is not None
     if args.repeat < 1:
         raise DynaprofError(f"--repeat must be at least 1, got {args.repeat}")

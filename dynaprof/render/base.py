@@ -79,6 +79,13 @@ class RenderOptions:
     auto_folded_max_frames: int = 1_000_000
 
 
+#: the rendering options of a run folder written for a user, and so every entry point's defaults
+#: (``run``, ``report``, ``dynaprof.profile()``, the notebook, pytest): ``RenderOptions``' own, with
+#: "auto" exports. ``dynaprof pr`` shows fewer rows (``cli.pr.PR_MAX_ROWS``);
+#: ``tests/unit/test_option_defaults.py`` checks each entry point against these.
+RUN_FOLDER_OPTIONS = RenderOptions(exports="auto")
+
+
 @dataclass
 class RenderContext:
     session: Session
