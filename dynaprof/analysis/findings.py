@@ -495,7 +495,7 @@ def _top_category(session: Session, total: float) -> Finding | None:
 
 def _slowest_frame(session: Session, total: float) -> Finding | None:
     timed = [f for f in session.frames if f.compile_time_s is not None]
-    if not timed:
+    if len(timed) < 2:  # one compile: its time is the total, which the summary says already
         return None
     f = max(timed, key=lambda f: f.compile_time_s or 0.0)
     secs = f.compile_time_s or 0.0
