@@ -34,7 +34,8 @@ _SUMMARY = re.compile(r"^=*\s*(\d+ (?:passed|failed|skipped|errors?|deselected).
 
 def venvs() -> list[Path]:
     """``.venv`` and every ``.venv-torch-*`` with a python."""
-    found = [ROOT / ".venv", *sorted(ROOT.glob(".venv-torch-*"))]
+    found = [ROOT / ".venv", *sorted(ROOT.glob(".venv-torch-*"), key=lambda v: [int(x) for x in
+                                                                           re.findall(r"\d+", v.name)])]
     return [v for v in found if (v / "bin" / "python").exists()]
 
 
@@ -57,7 +58,15 @@ def seed(venv: Path, tmp: Path) -> dict[str, object]:
         return {"error": proc.stderr.strip().splitlines()[-1:] or ["?"]}
     session = json.loads((run_dir / "session.json").read_text())
     summary = (run_dir / "summary.txt").read_text()
-    hottest = next((line.strip() for line in summary.splitlines() if line.strip().startswith("hottest:")), "")
+    lines = summary.splitlines()
+    at = next((i for i, line in enumerate(lines) if line.strip().startswith("hottest:")), None)
+    hottest = ""
+    if at is not None:  # the verdict and its wrapped lines, up to the next item ("also:", "try:", "note:")
+        indent = len(lines[at]) - len(lines[at].lstrip())
+        rest = lines[at + 1 :]
+        more = [x.strip() for x in rest[: next((i for i, x in enumerate(rest)
+                                                if len(x) - len(x.lstrip()) <= indent + 2), len(rest))]]  # fmt: skip
+        hottest = " ".join([lines[at].strip(), *more])
     frame = session["frames"][0] if session["frames"] else {}
     return {
         "hooks": session["capture"]["hooks"],
