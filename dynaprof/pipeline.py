@@ -12,7 +12,7 @@ here prints or exits: lines for the user go to the caller's ``say``, failures ar
 
 ``--repeat N`` runs the script N times, one fresh process each, with cold compiler caches
 (:func:`cold_caches`) unless ``--warm``, and combines the sessions (``analysis.repeats``).
-``--counterfactual`` runs it once more with every parametrization folded (``capture.hooks.fold``),
+``--counterfactual`` runs it once more with every parametrization folded (``capture.hooks.unparametrize``),
 cold caches, its output kept in ``counterfactual/output.log`` while it runs; what it built is
 compared with the profiled run's kernels when that run is assembled (``ingest.kernel_match``), its
 folder removed after, its figures kept in ``Session.counterfactual``.

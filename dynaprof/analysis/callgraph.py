@@ -38,7 +38,7 @@ from dynaprof.analysis.causes import (
     tables,
 )
 from dynaprof.analysis.derived import Derived
-from dynaprof.analysis.fold import FOLD_KIND, FOLD_KINDS, FOLD_PROPERTY_KIND
+from dynaprof.analysis.interpreter_frames import FOLD_KIND, FOLD_KINDS, FOLD_PROPERTY_KIND
 from dynaprof.analysis.pstats_tools import FuncKey, PStatsTable, total_time
 from dynaprof.analysis.stacks import COLOUR_ORDER
 from dynaprof.model.session import CAUSE_PARAMETRIZATION, GROUP_OF, PARAMETRIZE_FILE, FunctionRef, Session, Stack
@@ -254,7 +254,7 @@ def graph_from_samples(
 ) -> nx.DiGraph:
     """The unpruned call graph of the sampled compiler stacks (of one frame key, or all).
     ``fold`` (default): Dynamo's interpreter folded into the user functions it traces, as in the
-    compiler flamegraph (``analysis.fold``): one node per traced user function instead of the
+    compiler flamegraph (``analysis.interpreter_frames``): one node per traced user function instead of the
     ``run -> step -> CALL -> ... -> inline_call_`` cycle every call goes round.
 
     Sums go into plain lists indexed by small integer node ids first and the networkx graph is

@@ -13,7 +13,7 @@ from functools import cached_property
 
 from dynaprof.analysis.attribution import stack_categories
 from dynaprof.analysis.causes import session_tables, stack_causes, stack_phases
-from dynaprof.analysis.fold import FoldedStacks, folded_stacks
+from dynaprof.analysis.interpreter_frames import FoldedStacks, folded_stacks
 from dynaprof.analysis.user_view import UserView, user_view
 from dynaprof.model.session import FunctionRef, Session
 
@@ -68,7 +68,7 @@ class Derived:
 
     @cached_property
     def folded(self) -> FoldedStacks:
-        """Every compiler stack with Dynamo's interpreter folded (``analysis.fold``), for drawing."""
+        """Every compiler stack with Dynamo's interpreter folded (``analysis.interpreter_frames``), for drawing."""
         return folded_stacks(self.session)
 
     @cached_property

@@ -41,7 +41,7 @@ def build_pruned_tree(
     with (number of pruned subtrees, their seconds). For drawing big sessions: the stacks are
     sorted once and each node's weight comes from prefix sums, so the cost follows the drawn
     nodes (times log n), not the total length of all stacks. ``fold``: the compiler view with
-    Dynamo's interpreter folded (``analysis.fold``); node ``self_categories`` are filled too.
+    Dynamo's interpreter folded (``analysis.interpreter_frames``); node ``self_categories`` are filled too.
     ``gather``: a node's children too narrow to draw (or seen by fewer than :data:`MIN_SAMPLES`
     samples) become one frame, ``… N narrower frames``, when together they are wide enough (they
     are then drawn, not counted as pruned)."""

@@ -33,7 +33,7 @@ from dynaprof import fmt
 from dynaprof.analysis.attribution import PARAMETRIZATION_COLOUR
 from dynaprof.analysis.causes import is_parametrization
 from dynaprof.analysis.derived import Derived
-from dynaprof.analysis.fold import FOLD_PROPERTY_KIND
+from dynaprof.analysis.interpreter_frames import FOLD_PROPERTY_KIND
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, FunctionRef, Session, display_id
 from dynaprof.model.session import display_name as frame_display_name
 
@@ -64,7 +64,7 @@ class StackNode:
     filename: str = ""
     lineno: int = 0
     #: root | python | native | traced | property | synthetic | folded (read back from folded
-    #: text) | inlined / inlined property (Dynamo's interpreter folded, ``analysis.fold``)
+    #: text) | inlined / inlined property (Dynamo's interpreter folded, ``analysis.interpreter_frames``)
     kind: str = "root"
     seconds: float = 0.0
     samples: int = 0
@@ -214,7 +214,7 @@ def build_tree(
     fold: bool = False,
 ) -> StackNode:
     """The stack tree of one view, for the whole run or one ``CompiledFrame.key``; ``fold``: the
-    compiler view with Dynamo's interpreter folded (``analysis.fold``), as the pictures draw it.
+    compiler view with Dynamo's interpreter folded (``analysis.interpreter_frames``), as the pictures draw it.
     ``categories`` / ``derived``: what the caller already worked out for this session (building
     several trees of a big session then classifies its stacks only once)."""
     if view not in VIEWS:

@@ -145,9 +145,9 @@ class Capture:
         rec = Recorder(self.journal.write, self.t0_ns, self.table)
         rec.install(inline_profile=self.options.inline_profile)
         if self.options.fold_parametrizations:
-            from dynaprof.capture.hooks.fold import install_fold
+            from dynaprof.capture.hooks.unparametrize import install_unparametrize
 
-            rec.install_step("fold_parametrizations", functools.partial(install_fold, rec))
+            rec.install_step("fold_parametrizations", functools.partial(install_unparametrize, rec))
         if self.options.torch_trace_dir:
             from dynaprof.capture.hooks.trace_export import install_trace_export
 

@@ -40,7 +40,7 @@ import threading
 import time
 from typing import Any, Protocol
 
-from dynaprof.capture import kernel_cache, provenance
+from dynaprof.capture import kernel_cache, node_causes
 from dynaprof.capture.stacks import FunctionKey, TracedStacks
 from dynaprof.capture.torch_private import torch_version
 from dynaprof.fmt import stored_s
@@ -53,7 +53,7 @@ class Window(Protocol):
     key: str
     kernel_pending: set[str]
     kernel_worker_s: dict[str, float]
-    kernel_parts: dict[str, provenance.KernelParts]
+    kernel_parts: dict[str, node_causes.KernelParts]
     kernel_ids: dict[str, int]
 
 
@@ -119,7 +119,7 @@ class KernelBuilds:
             name = kernel_name(method, a, k, sys._getframe(1))
             cid = self.kernel_id(win, name) if name is not None else None
             if cid is None:  # a kernel this compile did not define (a module loaded from a cache)
-                cid = recorder._cause_id(provenance.UNKNOWN)
+                cid = recorder._cause_id(node_causes.UNKNOWN)
             before = getattr(local, "kernel", None)
             local.kernel = (win, name) if name is not None else None
             local.submitted = False
@@ -231,7 +231,7 @@ class KernelBuilds:
                 unmeasured += 1
                 continue
             cid = win.kernel_ids.get(name)
-            cid = cid if cid is not None else recorder._cause_id(provenance.UNKNOWN)
+            cid = cid if cid is not None else recorder._cause_id(node_causes.UNKNOWN)
             shares[cid] = shares.get(cid, 0.0) + built
         win.kernel_pending.difference_update(names)
         recorder.emit_functions()

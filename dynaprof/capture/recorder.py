@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from dynaprof.capture import provenance
+from dynaprof.capture import node_causes
 from dynaprof.capture.call_sites import call_site, wrapped_callable
 from dynaprof.capture.guard_sizes import guard_text_stats, guard_tree_stats
 from dynaprof.capture.progress import child_eraser
@@ -84,8 +84,8 @@ class Window:
     kernel_pending: set[str] = field(default_factory=set)
     kernel_worker_s: dict[str, float] = field(default_factory=dict)
     #: Inductor kernel name (names repeat across graphs) -> its origin nodes' parts
-    #: (``provenance.KernelParts``), and the cause id its build is sampled under
-    kernel_parts: dict[str, provenance.KernelParts] = field(default_factory=dict)
+    #: (``node_causes.KernelParts``), and the cause id its build is sampled under
+    kernel_parts: dict[str, node_causes.KernelParts] = field(default_factory=dict)
     kernel_ids: dict[str, int] = field(default_factory=dict)
     #: forward (a Dynamo frame compile), backward (AOT autograd's lazy backward compile) or
     #: compiled_autograd (compiled autograd's capture of the autograd graph)
@@ -467,7 +467,7 @@ class CompileRecorder:
     def _node_cause_id(self, node: Any) -> int:
         meta = getattr(node, "meta", None)
         if not isinstance(meta, dict):
-            return self._cause_id(provenance.UNKNOWN)
+            return self._cause_id(node_causes.UNKNOWN)
         mods = meta.get("nn_module_stack")
         memo: tuple[Any, Any] | None = (
             meta.get("stack_trace"),
@@ -479,21 +479,21 @@ class CompileRecorder:
             cached, memo = None, None
         if cached is not None:
             return cached
-        got = provenance.node_cause(node)
-        fid = self._cause_id(got if got is not None else provenance.UNKNOWN)
+        got = node_causes.node_cause(node)
+        fid = self._cause_id(got if got is not None else node_causes.UNKNOWN)
         if memo is not None:
             self._node_causes[memo] = fid
         return fid
 
-    def _kernel_parts(self, nodes: list[Any], ids: list[int]) -> provenance.KernelParts:
+    def _kernel_parts(self, nodes: list[Any], ids: list[int]) -> node_causes.KernelParts:
         """Whose nodes a kernel is made of (``ids``: each node's cause id): all of them, the
         parametrization's, and both parts' causes."""
         distinct = {id(n): i for n, i in zip(nodes, ids, strict=True)}  # IR nodes share their origins
-        keys = [self._cause_keys.get(i, provenance.UNKNOWN) for i in distinct.values()]
-        param, rest = provenance.split_parts(keys)
-        users = sorted({i for i, k in zip(distinct.values(), keys, strict=True) if k[3] == provenance.CAUSE_USER})
-        return provenance.KernelParts(
-            len(distinct), sum(1 for k in keys if k[3] == provenance.CAUSE_PARAMETRIZATION),
+        keys = [self._cause_keys.get(i, node_causes.UNKNOWN) for i in distinct.values()]
+        param, rest = node_causes.split_parts(keys)
+        users = sorted({i for i, k in zip(distinct.values(), keys, strict=True) if k[3] == node_causes.CAUSE_USER})
+        return node_causes.KernelParts(
+            len(distinct), sum(1 for k in keys if k[3] == node_causes.CAUSE_PARAMETRIZATION),
             self._cause_id(param) if param is not None else -1, self._cause_id(rest) if rest is not None else -1,
             tuple(users),
         )  # fmt: skip
@@ -507,7 +507,7 @@ class CompileRecorder:
                 parts |= self._cause_parts[i]
             elif i in self._cause_keys:
                 parts.add(self._cause_keys[i])
-        fid = self._cause_id(provenance.combine(parts))
+        fid = self._cause_id(node_causes.combine(parts))
         if len(parts) > 1:
             self._cause_parts[fid] = frozenset(parts)
         return fid
@@ -516,7 +516,7 @@ class CompileRecorder:
         """Inductor's modules load on its first compile, after our hooks: wrap their classes at the
         first timed span after they are imported (before their work starts). A torch without
         phase events (2.4) has no such span: there a compile window's start and each FX node AOT
-        autograd or Inductor starts on install them (``hooks.provenance.wrap_node_context``):
+        autograd or Inductor starts on install them (``hooks.node_causes.wrap_node_context``):
         Inductor's backend is imported before AOT autograd runs, and its codegen modules when a
         ``GraphLowering`` is made, before it lowers a node."""
         self._lazy = self._install_imported(self._lazy)

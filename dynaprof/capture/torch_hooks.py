@@ -26,9 +26,9 @@ from dynaprof.capture.hooks.inlines import install_inlines
 from dynaprof.capture.hooks.instructions import install_instruction_counter
 from dynaprof.capture.hooks.markers import install_markers
 from dynaprof.capture.hooks.metrics import install_metrics
+from dynaprof.capture.hooks.node_causes import install_node_causes
 from dynaprof.capture.hooks.phases import install_phases
 from dynaprof.capture.hooks.properties import install_properties
-from dynaprof.capture.hooks.provenance import install_provenance
 from dynaprof.capture.hooks.recompile_reasons import install_recompile_reasons
 from dynaprof.capture.hooks.reset import install_reset
 from dynaprof.capture.hooks.traced_stack import install_traced_stack
@@ -46,7 +46,7 @@ STEPS: tuple[tuple[str, Callable[[CompileRecorder], None]], ...] = (
     ("reset", install_reset),
     ("properties", install_properties),
     ("traced_stack", install_traced_stack),
-    ("provenance", install_provenance),
+    ("provenance", install_node_causes),
     ("guard_causes", install_guard_causes),
     ("inlines", install_inlines),
     ("graph_breaks", install_graph_breaks),

@@ -4,7 +4,7 @@ A parametrization can change how Inductor fuses the code around it: HiFi-GAN bui
 kernels with weight norm and 13 without (docs/causes.md), and two of the four extra ones hold only
 a weight norm and the user's ``leaky_relu``. One run cannot tell such a kernel from one the user's
 code would have needed anyway; ``dynaprof run --counterfactual`` runs the script again with every
-parametrization folded (``capture.hooks.fold``) and this module compares the two runs' kernels.
+parametrization folded (``capture.hooks.unparametrize``) and this module compares the two runs' kernels.
 
 Kernels are compared within one frame key by their user causes (the ``(label, file, line)`` of
 each distinct user-code cause among their nodes; node names differ between the runs, source lines

@@ -26,7 +26,7 @@ from dynaprof.analysis.stacks import COLOUR_ORDER
 from dynaprof.model.session import CATEGORY_LABELS
 from dynaprof.render.base import Files, RenderContext
 from dynaprof.render.colours import CATEGORY_OUTLINE, heat_colour
-from dynaprof.render.files import CALLGRAPH_DOT, CALLGRAPH_SVG
+from dynaprof.render.output_names import CALLGRAPH_DOT, CALLGRAPH_SVG
 from dynaprof.render.snakeviz import render_snakeviz_profile as render_snakeviz_profile  # its old home
 
 PARAM_COLOR = CATEGORY_OUTLINE["parametrization"]

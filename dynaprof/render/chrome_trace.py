@@ -21,7 +21,7 @@ from dynaprof import fmt
 from dynaprof.analysis import how_made
 from dynaprof.model.session import CompiledFrame, Session
 from dynaprof.render.base import Files, RenderContext
-from dynaprof.render.files import TRACE_JSON
+from dynaprof.render.output_names import TRACE_JSON
 
 #: nesting precedence at equal bounds: lower levels enclose higher ones
 LEVEL_RUN, LEVEL_FRAME, LEVEL_ATTEMPT, LEVEL_SPAN = 0, 1, 2, 3

@@ -160,7 +160,7 @@ def diff_svgs(base: Session, new: Session, options: RenderOptions, names: tuple[
     for view, label in VIEWS:
         what = "share of compile time" if normalize else "compile time"
         out[f"diff-{view}.svg"] = diff_flamegraph_svg(
-            # the compiler view folded as its flamegraph is (analysis.fold): the runs line up by user call
+            # the compiler view folded as its flamegraph is (analysis.interpreter_frames): the runs line up by user call
             build_tree(base, view, fold=view == "compiler", derived=derived[id(base)]),
             build_tree(new, view, fold=view == "compiler", derived=derived[id(new)]),
             title=f"{names[0]} -> {names[1]}: {label}",

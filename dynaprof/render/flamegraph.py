@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dynaprof import fmt
 from dynaprof.analysis.attribution import PARAMETRIZATION_COLOUR
 from dynaprof.analysis.derived import Derived
-from dynaprof.analysis.fold import FOLD_KINDS
+from dynaprof.analysis.interpreter_frames import FOLD_KINDS
 from dynaprof.analysis.pruned_tree import GATHERED_PREFIX, build_pruned_tree
 from dynaprof.analysis.stacks import (
     COLOUR_ORDER,
@@ -37,10 +37,10 @@ from dynaprof.fmt import safe_key
 from dynaprof.model.session import CATEGORY_LABELS, PHASE_LABELS, PHASES, Session
 from dynaprof.render.base import Files, RenderContext, RenderOptions
 from dynaprof.render.colours import GATHERED_FILL, category_colour, pass_through_colour, phase_colour
-from dynaprof.render.files import flamegraph_file
 from dynaprof.render.flamegraph_diff import diff_flamegraph_svg
 from dynaprof.render.flamegraph_layout import layout
 from dynaprof.render.flamegraph_svg import WIDTH, Frame, Panel, svg_document
+from dynaprof.render.output_names import flamegraph_file
 
 __all__ = [
     "VIEW_DESCRIPTIONS",

@@ -28,7 +28,7 @@ from dynaprof.model.cache import cache_totals
 from dynaprof.model.session import Session, display_name
 from dynaprof.render import cache_section
 from dynaprof.render.base import Files, RenderContext
-from dynaprof.render.files import SUMMARY_MD, report_links
+from dynaprof.render.output_names import SUMMARY_MD, report_links
 from dynaprof.render.report_facts import (
     cause_label,
     cause_table_notes,

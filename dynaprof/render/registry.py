@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection
 from typing import cast
 
 from dynaprof.render.base import Files, RenderContext, Renderer
-from dynaprof.render.files import LINKED
+from dynaprof.render.output_names import LINKED
 
 #: name -> import path of a Renderer; order is the order outputs are written and listed: the
 #: reports (``REPORTS``) come last, so they link only to files that were written

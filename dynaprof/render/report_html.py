@@ -26,7 +26,6 @@ from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session, disp
 from dynaprof.render import cache_section
 from dynaprof.render.base import Deferred, Files, RenderContext
 from dynaprof.render.cache_section import CacheSection
-from dynaprof.render.files import CALLGRAPH_SVG, REPORT_HTML
 from dynaprof.render.html_toolkit import (
     MAX_TABLE_ROWS,
     Col,
@@ -41,6 +40,7 @@ from dynaprof.render.html_toolkit import (
     secs,
     table,
 )
+from dynaprof.render.output_names import CALLGRAPH_SVG, REPORT_HTML
 from dynaprof.render.report_facts import (
     cause_label,
     cause_table_notes,

@@ -1,4 +1,4 @@
-"""The reports link only files that were written (the registry names them, ``render/files.py``)."""
+"""The reports link only files that were written (the registry names them, ``render/output_names.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dynaprof.render.base import RenderContext, RenderOptions
-from dynaprof.render.files import CALLGRAPH_SVG, LINKED, REPORT_HTML, flamegraph_file
+from dynaprof.render.output_names import CALLGRAPH_SVG, LINKED, REPORT_HTML, flamegraph_file
 from dynaprof.render.registry import RENDERERS, REPORTS, render_all
 from dynaprof.run_folder import writer
 from tests.factories import seed_session

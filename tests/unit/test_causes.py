@@ -8,7 +8,7 @@ import pytest
 
 from dynaprof.analysis.causes import frame_phase, span_phase, stack_phase, tables
 from dynaprof.analysis.findings import hottest
-from dynaprof.capture import provenance
+from dynaprof.capture import node_causes
 from dynaprof.model import FunctionRef, Stack, load_session, save_session
 from dynaprof.model.session import CAUSE_PARAMETRIZATION, CAUSE_TOOLCHAIN, CAUSE_UNKNOWN, CAUSE_WHOLE_GRAPH
 from tests.factories import DYN, SP, FunctionTable, frame, make_session
@@ -164,51 +164,51 @@ def test_provenance_names_a_parametrized_node_by_property_and_class() -> None:
     node = _node(PARAM_TRACE, {"1": ("L['self'].seq.0", ParametrizedLinear),
                                "2": ("L['self'].seq.0.parametrizations.weight", object),
                                "3": ("L['self'].seq.0.parametrizations.weight.0", Parametrization)})
-    assert provenance.node_cause(node) == ("Linear.weight via Parametrization", "/work/model.py", 31,
-                                           provenance.CAUSE_PARAMETRIZATION)
+    assert node_causes.node_cause(node) == ("Linear.weight via Parametrization", "/work/model.py", 31,
+                                           node_causes.CAUSE_PARAMETRIZATION)
     # module classes as strings (older torch), or no module stack at all
     node = _node(PARAM_TRACE, {"1": ("L['self'].seq.0", "torch.nn.utils.parametrize.ParametrizedConv1d"),
                                "3": ("L['self'].seq.0.parametrizations.weight.0", "torch.nn.utils._WeightNorm")})
-    assert provenance.node_cause(node)[0] == "Conv1d.weight via _WeightNorm"  # type: ignore[index]
-    assert provenance.node_cause(_node(PARAM_TRACE))[0] == "parametrization at model.py:31"  # type: ignore[index]
+    assert node_causes.node_cause(node)[0] == "Conv1d.weight via _WeightNorm"  # type: ignore[index]
+    assert node_causes.node_cause(_node(PARAM_TRACE))[0] == "parametrization at model.py:31"  # type: ignore[index]
 
 
 def test_provenance_of_user_code_and_of_nodes_without_any() -> None:
     node = _node('  File "/work/model.py", line 26, in forward\n    return self.seq(x)\n'
                  '  File "/venv/site-packages/torch/nn/modules/linear.py", line 134, in forward\n')
-    assert provenance.node_cause(node) == ("forward (model.py:26)", "/work/model.py", 26, provenance.CAUSE_USER)
-    assert provenance.node_cause(_node("")) is None
-    assert provenance.node_cause(SimpleNamespace()) is None  # not an FX node at all
+    assert node_causes.node_cause(node) == ("forward (model.py:26)", "/work/model.py", 26, node_causes.CAUSE_USER)
+    assert node_causes.node_cause(_node("")) is None
+    assert node_causes.node_cause(SimpleNamespace()) is None  # not an FX node at all
 
 
 def test_a_kernel_fused_from_several_causes_is_a_named_mix() -> None:
-    a = ("Linear.weight via P", "/u.py", 1, provenance.CAUSE_PARAMETRIZATION)
-    b = ("Linear.bias via P", "/u.py", 2, provenance.CAUSE_PARAMETRIZATION)
-    u = ("forward (u.py:26)", "/u.py", 26, provenance.CAUSE_USER)
-    assert provenance.combine([a, a]) == a
-    both = provenance.combine([a, b])
-    assert both[3] == provenance.CAUSE_PARAMETRIZATION and both[0] == "Linear.bias, Linear.weight via P"
-    assert provenance.combine([]) == provenance.UNKNOWN
-    assert provenance.combine([u, provenance.UNKNOWN]) == u  # a node without provenance adds nothing
+    a = ("Linear.weight via P", "/u.py", 1, node_causes.CAUSE_PARAMETRIZATION)
+    b = ("Linear.bias via P", "/u.py", 2, node_causes.CAUSE_PARAMETRIZATION)
+    u = ("forward (u.py:26)", "/u.py", 26, node_causes.CAUSE_USER)
+    assert node_causes.combine([a, a]) == a
+    both = node_causes.combine([a, b])
+    assert both[3] == node_causes.CAUSE_PARAMETRIZATION and both[0] == "Linear.bias, Linear.weight via P"
+    assert node_causes.combine([]) == node_causes.UNKNOWN
+    assert node_causes.combine([u, node_causes.UNKNOWN]) == u  # a node without provenance adds nothing
 
 
 def test_a_kernel_is_the_parametrization_s_only_when_it_would_not_exist_without_it() -> None:
     """A kernel made only of a parametrization's nodes is the parametrization's; one that fuses them
     into user code's would be built without the parametrization too: it is the user code's."""
-    a = ("Linear.weight via P", "/u.py", 1, provenance.CAUSE_PARAMETRIZATION)
-    b = ("Linear.bias via P", "/u.py", 2, provenance.CAUSE_PARAMETRIZATION)
-    u = ("forward (u.py:26)", "/u.py", 26, provenance.CAUSE_USER)
-    v = ("helper (u.py:40)", "/u.py", 40, provenance.CAUSE_USER)
-    assert provenance.combine([a, b])[3] == provenance.CAUSE_PARAMETRIZATION
-    assert provenance.combine([a, u]) == u
-    mixed = ("mixed: forward (u.py:26); helper (u.py:40)", "", 0, provenance.CAUSE_MIXED)
-    assert provenance.combine([a, u, v]) == mixed
+    a = ("Linear.weight via P", "/u.py", 1, node_causes.CAUSE_PARAMETRIZATION)
+    b = ("Linear.bias via P", "/u.py", 2, node_causes.CAUSE_PARAMETRIZATION)
+    u = ("forward (u.py:26)", "/u.py", 26, node_causes.CAUSE_USER)
+    v = ("helper (u.py:40)", "/u.py", 40, node_causes.CAUSE_USER)
+    assert node_causes.combine([a, b])[3] == node_causes.CAUSE_PARAMETRIZATION
+    assert node_causes.combine([a, u]) == u
+    mixed = ("mixed: forward (u.py:26); helper (u.py:40)", "", 0, node_causes.CAUSE_MIXED)
+    assert node_causes.combine([a, u, v]) == mixed
 
 
 def test_a_mix_of_user_code_names_three_causes_and_how_many_more() -> None:
-    users = [(f"f{i} (u.py:{i})", "/u.py", i, provenance.CAUSE_USER) for i in range(1, 6)]
-    label, file, line, kind = provenance.combine(users)
-    assert kind == provenance.CAUSE_MIXED and (file, line) == ("", 0)
+    users = [(f"f{i} (u.py:{i})", "/u.py", i, node_causes.CAUSE_USER) for i in range(1, 6)]
+    label, file, line, kind = node_causes.combine(users)
+    assert kind == node_causes.CAUSE_MIXED and (file, line) == ("", 0)
     assert label == "mixed: f1 (u.py:1); f2 (u.py:2); f3 (u.py:3); and 2 more"
 
 
@@ -218,7 +218,7 @@ def test_combining_combined_causes_never_nests_a_label() -> None:
     from dynaprof.capture.torch_hooks import Recorder
 
     rec = Recorder(lambda r: None, 0, CaptureTable())
-    users = [rec._cause_id((f"f{i} (u.py:{i})", "/u.py", i, provenance.CAUSE_USER)) for i in range(1, 5)]
+    users = [rec._cause_id((f"f{i} (u.py:{i})", "/u.py", i, node_causes.CAUSE_USER)) for i in range(1, 5)]
     k1 = rec._combined_cause_id(users[:2])
     k2 = rec._combined_cause_id(users[2:])
     both = rec._cause_keys[rec._combined_cause_id([k1, k2])]

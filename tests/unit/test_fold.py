@@ -1,4 +1,4 @@
-"""Dynamo's interpreter folded out of the compiler pictures (analysis/fold.py), measured on a real
+"""Dynamo's interpreter folded out of the compiler pictures (analysis/interpreter_frames.py), measured on a real
 session of the seed case (samples/parametrized_linear.py, 32 parametrized Linear layers, torch
 2.13, eager backend): levels, frames, hidden time, call graph size, and the exports unfolded."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from dynaprof.analysis.callgraph import build_callgraph
 from dynaprof.analysis.derived import Derived
-from dynaprof.analysis.fold import FOLD_KIND, FOLD_PROPERTY_KIND, UNKNOWN_CALL, fold_path, folded_stacks
+from dynaprof.analysis.interpreter_frames import FOLD_KIND, FOLD_PROPERTY_KIND, UNKNOWN_CALL, fold_path, folded_stacks
 from dynaprof.analysis.pruned_tree import GATHERED_PREFIX, build_pruned_tree
 from dynaprof.analysis.stacks import build_tree
 from dynaprof.model import Session, Stack

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dynaprof.capture.hooks.guard_causes import GUARDS, guard_cause
-from dynaprof.capture.provenance import CAUSE_PARAMETRIZATION
+from dynaprof.capture.node_causes import CAUSE_PARAMETRIZATION
 
 
 def test_a_guard_through_a_parametrizations_container_is_the_parametrizations() -> None:

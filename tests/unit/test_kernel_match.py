@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from dynaprof.capture import provenance
-from dynaprof.capture.hooks.fold import fold_parametrizations, reached_modules
+from dynaprof.capture import node_causes
+from dynaprof.capture.hooks.unparametrize import fold_parametrizations, reached_modules
 from dynaprof.ingest.kernel_match import KernelUsers, PlainKernels, extra_kernels, plain_kernels
 from dynaprof.ingest.kernel_split import Extra, Kernel, split_kernels
 from dynaprof.ingest.kernel_waits import KernelWait
@@ -52,8 +52,8 @@ def test_a_frame_the_plain_run_did_not_compile_is_not_compared() -> None:
 def test_an_extra_kernel_is_sampled_under_the_parametrization_whole() -> None:
     functions = [
         FunctionRef("Conv1d.weight via _WeightNorm, fused with forward (m.py:9)", "/m.py", 3,
-                    provenance.CAUSE_PARAMETRIZATION),
-        FunctionRef(*L1, provenance.CAUSE_USER),
+                    node_causes.CAUSE_PARAMETRIZATION),
+        FunctionRef(*L1, node_causes.CAUSE_USER),
         FunctionRef("k1", "0/0", 0, KERNEL_CAUSE),
         FunctionRef("k2", "0/0", 1, KERNEL_CAUSE),
     ]  # fmt: skip

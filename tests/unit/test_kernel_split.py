@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from dynaprof.capture import provenance
+from dynaprof.capture import node_causes
 from dynaprof.ingest.kernel_split import (
     BaseCost,
     Kernel,
@@ -19,28 +19,28 @@ from dynaprof.ingest.kernel_waits import UNKNOWN_CAUSE, KernelWait
 from dynaprof.model.journal import KERNEL_CAUSE
 from dynaprof.model.session import CompiledFrame, FunctionRef, Stack
 
-PARAM = ("Conv1d.weight via _WeightNorm", "/m.py", 3, provenance.CAUSE_PARAMETRIZATION)
-USER = ("forward (m.py:9)", "/m.py", 9, provenance.CAUSE_USER)
-OTHER = ("forward (m.py:12)", "/m.py", 12, provenance.CAUSE_USER)
+PARAM = ("Conv1d.weight via _WeightNorm", "/m.py", 3, node_causes.CAUSE_PARAMETRIZATION)
+USER = ("forward (m.py:9)", "/m.py", 9, node_causes.CAUSE_USER)
+OTHER = ("forward (m.py:12)", "/m.py", 12, node_causes.CAUSE_USER)
 
 
 def test_a_fused_kernel_has_two_parts_and_the_parametrization_s_names_its_partner() -> None:
-    param, rest = provenance.split_parts([PARAM] * 5 + [USER] * 3)
+    param, rest = node_causes.split_parts([PARAM] * 5 + [USER] * 3)
     assert rest == USER
-    assert param is not None and param[3] == provenance.CAUSE_PARAMETRIZATION
+    assert param is not None and param[3] == node_causes.CAUSE_PARAMETRIZATION
     assert param[0] == "Conv1d.weight via _WeightNorm, fused with forward (m.py:9)"
     # the partner with the most nodes is named, the others counted: never a nested label
-    param, rest = provenance.split_parts([PARAM, USER, OTHER, OTHER])
+    param, rest = node_causes.split_parts([PARAM, USER, OTHER, OTHER])
     assert param is not None and param[0].endswith("fused with forward (m.py:12) and 1 more")
     assert rest is not None and rest[0].startswith("mixed: ") and "mixed" not in rest[0][len("mixed: "):]
 
 
 def test_a_kernel_of_one_side_has_one_part() -> None:
-    assert provenance.split_parts([PARAM, PARAM]) == (PARAM, None)
-    assert provenance.split_parts([USER, provenance.UNKNOWN]) == (None, USER)
+    assert node_causes.split_parts([PARAM, PARAM]) == (PARAM, None)
+    assert node_causes.split_parts([USER, node_causes.UNKNOWN]) == (None, USER)
     # nodes without provenance beside a parametrization's add nothing: the kernel is its
-    assert provenance.split_parts([PARAM, provenance.UNKNOWN]) == (PARAM, None)
-    assert provenance.split_parts([]) == (None, None)
+    assert node_causes.split_parts([PARAM, node_causes.UNKNOWN]) == (PARAM, None)
+    assert node_causes.split_parts([]) == (None, None)
 
 
 def test_the_cost_line_is_robust_and_never_negative() -> None:

@@ -16,7 +16,7 @@ import functools
 import threading
 from typing import Any
 
-from dynaprof.capture.provenance import CAUSE_PARAMETRIZATION
+from dynaprof.capture.node_causes import CAUSE_PARAMETRIZATION
 from dynaprof.capture.recorder import CompileRecorder
 from dynaprof.capture.stacks import FunctionKey
 from dynaprof.capture.torch_private import _private

@@ -1,4 +1,4 @@
-"""Provenance for AOT autograd and Inductor (``capture/provenance.py`` reads the nodes): the FX node
+"""Provenance for AOT autograd and Inductor (``capture/node_causes.py`` reads the nodes): the FX node
 being worked on, from ``Interpreter._set_current_node`` (AOT tracing, fake-tensor propagation) and,
 installed once Inductor is imported, ``GraphLowering.set_current_node`` (lowering), the
 scheduler's ``create_scheduler_node`` (scheduling), the scheduling backends' ``codegen_node`` and
@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import Any
 
-from dynaprof.capture import kernel_builds, provenance
+from dynaprof.capture import kernel_builds, node_causes
 from dynaprof.capture.recorder import CompileRecorder
 from dynaprof.capture.torch_private import _private
 
@@ -22,7 +22,7 @@ from dynaprof.capture.torch_private import _private
 _WHOLE = "(its time shows as whole graph)"
 
 
-def install_provenance(recorder: CompileRecorder) -> None:
+def install_node_causes(recorder: CompileRecorder) -> None:
     """AOT tracing's node now; Inductor's hooks wait in ``recorder._lazy`` until it is imported."""
     interp = _private("torch.fx.interpreter").Interpreter
     wrap_node_context(recorder, interp, "_set_current_node")
@@ -87,7 +87,7 @@ def wrap_scheduled(recorder: CompileRecorder, owner: Any, attr: str, nodes_arg: 
         if win is None or len(a) <= nodes_arg:
             return orig(this, *a, **k)
         arg = a[nodes_arg]
-        fx = provenance.fx_nodes_of(arg if isinstance(arg, (list, tuple)) else [arg])
+        fx = node_causes.fx_nodes_of(arg if isinstance(arg, (list, tuple)) else [arg])
         ids = [recorder._node_cause_id(n) for n in fx]
         cid = recorder._combined_cause_id(ids)
         depth = causes.enter(tid, cid)

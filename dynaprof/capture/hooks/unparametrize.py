@@ -88,7 +88,7 @@ def _fold_one(module: Any, name: str) -> None:
         module._buffers[name] = value
 
 
-def install_fold(recorder: CompileRecorder) -> None:
+def install_unparametrize(recorder: CompileRecorder) -> None:
     """Wrap ``OptimizeContext.__call__`` to fold before torch.compile wraps its target."""
     ctx = _private("torch._dynamo.eval_frame").OptimizeContext
     orig = ctx.__call__
