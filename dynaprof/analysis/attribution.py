@@ -6,6 +6,14 @@ summed into ``PHASE_GROUPS`` (the cause x phase table's columns), so ``attributi
 exactly the seconds of the phases in that group, whatever their cause; ``axes`` holds both axes.
 Restarts and parametrizations are causes and waste, not phases: see ``Axes.restart_waste`` and
 ``Axes.causes``. docs/attribution.md describes the rules for users.
+
+Derived data is computed once per command, where a session is built or loaded and before anything
+is rendered: ``run_folder.writer`` (through ``dynaprof.pipeline``) applies :func:`apply_attribution`
+for ``run``, ``report`` and ``dynaprof.profile()``, classifying each stack once for it and for the
+renderers; neither capture nor ingest does. The result is stored in session.json, which ``check``,
+``compare`` and other tools read; a re-render in place rewrites that file only when the derived data
+came out different (new rules) or it is of an older schema. What a render derives from the samples
+beyond this is ``analysis.derived.Derived``, kept for that render only.
 """
 
 from __future__ import annotations

@@ -16,6 +16,10 @@ profiled block through ``InProcess``:
   ``Recorder`` is pointed at them while the block runs (``InProcess._attach``: ``reset_session``).
 * a ``torch._dynamo`` import that happens after a block started is hooked when it finishes
   importing (``DynamoWatcher``), as in ``dynaprof run``.
+* one block at a time per process: compiles on any thread belong to it; a second ``profile()``, or
+  one inside ``dynaprof run``, is refused. After a fork the child's capture is switched off. What
+  installing the hooks recorded (torch version, hooks, warnings) is written again into every
+  block's journal, so each session stands alone.
 """
 
 from __future__ import annotations
