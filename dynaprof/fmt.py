@@ -143,7 +143,7 @@ def table(headers: list[str], rows: list[list[str]], align: str = "", width: int
             continue
         # the columns before it, the cell as long as it is, then the row without them
         lead = "".join(c.ljust(widths[i]) + "  " for i, c in enumerate(row[:wrap]))
-        room = max(MIN_WRAP, (width or 0) - len(lead)) if width else len(row[wrap])
+        room = max(MIN_WRAP, (width or 0) - len(lead))  # here only with a width: without, nothing is too long
         out += [(lead if k == 0 else " " * len(lead)) + p for k, p in enumerate(wrap_cell(row[wrap], room))]
         out.append(line([c if i > wrap else "" for i, c in enumerate(row)]))
     return out

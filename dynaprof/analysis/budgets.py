@@ -12,11 +12,11 @@ baseline run.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 from dynaprof import fmt
 from dynaprof.analysis.compare import seconds
+from dynaprof.analysis.findings import entries
 from dynaprof.model.session import KIND_LABELS, CompiledFrame, Session, compile_by_kind, display_name
 
 
@@ -53,9 +53,8 @@ class CheckResult:
 
 
 def recompiles(session: Session) -> int:
-    """Compiles of a code location after its first one (per reset generation)."""
-    groups = Counter((f.generation, f.filename, f.name, f.lineno) for f in session.frames if f.kind != "backward")
-    return sum(n - 1 for n in groups.values())
+    """Compiles of a code location after its first one (per reset generation: ``findings.entries``)."""
+    return sum(len(group) - 1 for group in entries(session).values())
 
 
 def eager_fallbacks(session: Session) -> tuple[int, bool]:

@@ -148,8 +148,10 @@ def _cause(session: Session, total: float, key: str, secs: float) -> Finding:
     by_phase = phase_seconds(ax, key)
     phases = [(p, v) for p, v in by_phase.items() if v >= 0.03 * secs][:3]
     parts = [f"{fmt.seconds(v)} {'one-time ' if p == TOOLCHAIN else ''}{PHASE_LABELS.get(p, p)}" for p, v in phases]
-    # ranked without the toolchain setup the next run on this machine skips (the toolchain finding)
-    once = by_phase.get(TOOLCHAIN, 0.0) * (1.0 - _repaid_share(session))
+    # ranked without the toolchain setup the next run on this machine skips (the toolchain finding);
+    # the share walks every stack, so only a cause that paid setup asks for it
+    setup = by_phase.get(TOOLCHAIN, 0.0)
+    once = setup * (1.0 - _repaid_share(session)) if setup > 0 else 0.0
     wasted = ax.restart_waste.by_cause.get(key, 0.0)
     waste = f"; {fmt.seconds(wasted)} of it in attempts that restarts threw away" if wasted > 0.01 * secs else ""
     recompiled = _caused_recompiles(session, key)
@@ -300,34 +302,37 @@ def discarded_seconds(f: CompiledFrame) -> float | None:
     return float(before) if isinstance(before, (int, float)) else None
 
 
-def _entries(session: Session) -> list[list[CompiledFrame]]:
-    """The compiled entries of each function (by code and ``reset`` generation), in compile order;
-    a backward compile is its forward's other half, not an entry."""
+def _entry_key(f: CompiledFrame) -> tuple[int, str, str, int]:
+    return (f.generation, f.name, f.filename, f.lineno)
+
+
+def entries(session: Session) -> dict[tuple[int, str, str, int], list[CompiledFrame]]:
+    """The compiled entries of each function (``_entry_key``: code and ``reset`` generation), in
+    compile order; a backward compile is its forward's other half, not an entry. The one rule of
+    what a recompile is, for the findings and ``dynaprof check``'s budget alike."""
     groups: dict[tuple[int, str, str, int], list[CompiledFrame]] = defaultdict(list)
     for f in session.frames:
         if f.kind != "backward":
-            groups[(f.generation, f.name, f.filename, f.lineno)].append(f)
-    return list(groups.values())
+            groups[_entry_key(f)].append(f)
+    return groups
 
 
 def _worst_entries(session: Session) -> list[CompiledFrame]:
     """The entries of the function whose recompiles (entries beyond its first) cost most."""
-    return max(_entries(session), key=lambda g: (sum(f.compile_time_s or 0 for f in g[1:]), len(g)), default=[])
+    return max(entries(session).values(), key=lambda g: (sum(f.compile_time_s or 0 for f in g[1:]), len(g)),
+               default=[])
 
 
-def _recompile_causes(group: list[CompiledFrame]) -> list[RecompileCause]:
-    return [c for f in group[1:] if (c := recompile_cause(f.recompile_reason)) is not None]
+def _recompile_causes(group: list[CompiledFrame]) -> list[tuple[CompiledFrame, RecompileCause]]:
+    """Each recompile of one function's entries (all but the first) whose cause the rule knows."""
+    return [(f, c) for f in group[1:] if (c := recompile_cause(f.recompile_reason)) is not None]
 
 
 def _caused_recompiles(session: Session, cause: str) -> str:
     """``5 recompiles (641 ms)``: the recompiles the rule gives to ``cause``; empty when none."""
-    n, secs = 0, 0.0
-    for group in _entries(session):
-        for f in group[1:]:
-            c = recompile_cause(f.recompile_reason)
-            if c is not None and c.cause == cause:
-                n, secs = n + 1, secs + (f.compile_time_s or 0.0)
-    return f"{fmt.plural(n, 'recompile')} ({fmt.seconds(secs)})" if n else ""
+    mine = [f for group in entries(session).values() for f, c in _recompile_causes(group) if c.cause == cause]
+    secs = sum(f.compile_time_s or 0.0 for f in mine)
+    return f"{fmt.plural(len(mine), 'recompile')} ({fmt.seconds(secs)})" if mine else ""
 
 
 def _top_phase(frames: list[CompiledFrame]) -> str:
@@ -338,7 +343,8 @@ def _top_phase(frames: list[CompiledFrame]) -> str:
     by.pop("other", None)
     if not by:
         return ""
-    return f", most in {CATEGORY_LABELS.get(by.most_common(1)[0][0], by.most_common(1)[0][0])}"
+    top = by.most_common(1)[0][0]
+    return f", most in {CATEGORY_LABELS.get(top, top)}"
 
 
 def _recompiles(session: Session, total: float) -> Finding | None:
@@ -348,7 +354,7 @@ def _recompiles(session: Session, total: float) -> Finding | None:
     if len(worst) < 2:
         return None
     secs = sum(f.compile_time_s or 0.0 for f in worst[1:])
-    causes = Counter(_recompile_causes(worst))
+    causes = Counter(c for _f, c in _recompile_causes(worst))
     cause = causes.most_common(1)[0][0] if causes else None
     said = _frame_said(worst[0])
     did = f"was recompiled {fmt.plural(len(worst) - 1, 'time')}"  # the limit, if reached, is a finding of its own
@@ -390,7 +396,7 @@ def _recompile_limit(session: Session, total: float) -> Finding | None:
     if not hit:
         return None
     f = hit[0]
-    group = next((g for g in _entries(session) if f in g), [f])
+    group = entries(session).get(_entry_key(f), [f])
     entries_s = sum(x.compile_time_s or 0.0 for x in group)
     known = [x.eager_fallback_calls for x in hit if x.eager_fallback_calls is not None]
     calls = (f"{fmt.count(sum(known))} later calls ran uncompiled" if len(known) == len(hit)
