@@ -26,14 +26,13 @@ from dynaprof.model.cache_keys import (
     GRAPH_COMPONENTS,
     KERNEL_CACHES,
     KERNEL_LOADED,
+    KEYED,
     CacheKeys,
     CacheLookup,
     KeyComponent,
 )
 from dynaprof.model.session import Session
 
-#: caches whose lookups carry key components (Dynamo's own caches say only a reason)
-KEYED = ("aot_autograd", "fx_graph")
 #: a kernel key's component for its source (``capture.kernel_cache``)
 KERNEL_SOURCE = frozenset({"kernel_source"})
 #: kinds of difference, likeliest cause first

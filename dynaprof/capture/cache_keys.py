@@ -34,8 +34,8 @@ from typing import Any, Protocol
 
 from dynaprof.capture.torch_private import _private, torch_version
 from dynaprof.model.cache import marker
-from dynaprof.model.cache_keys import KeyComponent, ParsedLookup, lookup_from_info
-from dynaprof.model.journal import CacheLookupRecord, JournalRecord, SpanEvent
+from dynaprof.model.cache_keys import KeyComponent, ParsedLookup, lookup_from_info, lookup_record
+from dynaprof.model.journal import JournalRecord, SpanEvent
 
 
 class _Window(Protocol):
@@ -122,18 +122,7 @@ class CacheKeyHooks:
                 return
             key = win.key
         table = self._table()
-        rec: CacheLookupRecord = {
-            "t": "cache_lookup", "key": key, "cache": lk.cache, "outcome": lk.outcome,
-            "parts": [table.id_of(c) for c in lk.components], "nodes": [table.id_of(c) for c in lk.nodes],
-        }  # fmt: skip
-        if lk.reason:
-            rec["reason"] = lk.reason
-        if lk.key:
-            rec["cache_key"] = lk.key
-        if lk.time_saved_s is not None:
-            rec["saved_s"] = lk.time_saved_s
-        if lk.kernel:
-            rec["kernel"] = lk.kernel
+        rec = lookup_record(key, lk, table.id_of)
         table.flush()  # one journal line for a first lookup's ~600 new components, not one each
         self.recorder.emit(rec)
 

@@ -20,13 +20,15 @@ from dynaprof.model.cache import marker
 from dynaprof.model.cache_keys import (
     KERNEL_CACHES,
     CacheKeys,
+    CacheLookupRecord,
     ComponentTable,
     KeyComponent,
+    KeyPart,
     ParsedLookup,
     cut,
     lookup_from_info,
+    read_lookup,
 )
-from dynaprof.model.journal import CacheLookupRecord, KeyPart
 from dynaprof.model.session import CompiledFrame
 
 FIRST_COMPILE = "first compile of this code: no cache entry yet"
@@ -71,10 +73,6 @@ def _finish(lookups: list[tuple[str, ParsedLookup]], frames: list[CompiledFrame]
     return table.keys
 
 
-def _str(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
-
-
 class JournalLookups:
     """Collects a journal's ``key_part`` and ``cache_lookup`` records."""
 
@@ -92,22 +90,14 @@ class JournalLookups:
                 self.parts[i] = KeyComponent(name, h, cut(value if isinstance(value, str) else ""))
 
     def lookup(self, r: CacheLookupRecord) -> None:
-        key, cache, outcome = _str(r.get("key")), _str(r.get("cache")), _str(r.get("outcome"))
-        if key is None or cache is None or outcome is None:
-            return
-
         def resolve(ids: Any) -> list[KeyComponent]:
             if not isinstance(ids, list):
                 return []
             return [self.parts[i] for i in ids if isinstance(i, int) and i in self.parts]
 
-        saved = r.get("saved_s")
-        kernel = _str(r.get("kernel"))
-        self.lookups.append((key, ParsedLookup(
-            cache, outcome, _str(r.get("reason")), _str(r.get("cache_key")),
-            float(saved) if isinstance(saved, (int, float)) and not isinstance(saved, bool) else None,
-            resolve(r.get("parts")), resolve(r.get("nodes")), cut(kernel, 200) if kernel else None,
-        )))  # fmt: skip
+        got = read_lookup(r, resolve)  # every fact of the record, as ``model.cache_keys.LOOKUP_FACTS`` says
+        if got is not None:
+            self.lookups.append(got)
 
     def finish(self, frames: list[CompiledFrame], kernels: Iterable[Kernel] = (),
                waits: Iterable[KernelWait] = ()) -> CacheKeys:  # fmt: skip

@@ -59,7 +59,7 @@ from dynaprof.ingest.trace_frames import (
     rel,
     span_event,
 )
-from dynaprof.model import frame_keys
+from dynaprof.model import cache_keys, frame_keys
 from dynaprof.model.frame_keys import BACKWARD_SPAN
 from dynaprof.model.session import (
     SCHEMA_VERSION,
@@ -314,7 +314,7 @@ class _Builder:
     def on_artifact(self, ev: Event, meta: dict[str, Any]) -> None:
         art = meta["artifact"]
         name = art.get("name") if isinstance(art, dict) else None
-        if isinstance(name, str) and name.startswith(("fx_graph_cache_", "aotautograd_cache_")):
+        if isinstance(name, str) and name.startswith(cache_keys.ARTIFACT_PREFIXES):
             (acc := self.context_frame(meta) or self.noid_frame()).cache.artifact(name)
             ev.payload = self.cache_lookups.artifact(acc, name)  # the payload: the key's components
         elif name == "torch_version":

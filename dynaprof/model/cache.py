@@ -19,25 +19,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from dynaprof.fmt import stored_s
+from dynaprof.model.cache_keys import BY_NAME, COUNTED, MARKER_PREFIXES
 from dynaprof.model.session import CacheStats, CompiledFrame
 
-#: cache name -> what the summary calls it (its label, like the categories' in ``model.session``)
-CACHE_LABELS: dict[str, str] = {"fx_graph": "FX graph cache", "aot_autograd": "AOTAutograd cache"}
+#: cache name -> what the summary calls it, for the caches counted per compile (``model.cache_keys.CACHES``)
+CACHE_LABELS: dict[str, str] = COUNTED
 OUTCOMES = ("hit", "miss", "bypass")
-
-_PREFIXES = {"fx_graph_cache_": "fx_graph", "aotautograd_cache_": "aot_autograd", "autograd_cache_": "aot_autograd"}
-#: CompilationMetrics counters, the fallback: (cache, outcome) -> fields summed
-_METRIC_COUNTERS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("fx_graph", "hit"): ("inductor_fx_local_cache_hit_count", "inductor_fx_remote_cache_hit_count"),
-    ("fx_graph", "miss"): ("inductor_fx_local_cache_miss_count", "inductor_fx_remote_cache_miss_count"),
-    ("aot_autograd", "hit"): ("aotautograd_local_cache_hit_count", "aotautograd_remote_cache_hit_count"),
-    ("aot_autograd", "miss"): ("aotautograd_local_cache_miss_count", "aotautograd_remote_cache_miss_count"),
-}
 
 
 def marker(name: str) -> tuple[str, str] | None:
     """``(cache, outcome)`` of a marker name (``fx_graph_cache_hit`` -> ``("fx_graph", "hit")``), else None."""
-    for prefix, cache in _PREFIXES.items():
+    for prefix, cache in MARKER_PREFIXES.items():
         if name.startswith(prefix):
             outcome = name[len(prefix) :]
             return (cache, outcome) if outcome in OUTCOMES else None
@@ -82,10 +74,10 @@ class CacheTally:
         source = self.artifacts or self.events  # one or the other: they mark the same lookups
         for cache in CACHE_LABELS:
             counts = {o: source[(cache, o)] for o in OUTCOMES if source[(cache, o)]}
-            if not counts and metrics:
-                for (c, o), fields in _METRIC_COUNTERS.items():
+            if not counts and metrics:  # CompilationMetrics' counters, the fallback
+                for o, fields in BY_NAME[cache].counters.items():
                     n = sum(v for f in fields if isinstance(v := metrics.get(f), int) and not isinstance(v, bool))
-                    if c == cache and n > 0:
+                    if n > 0:
                         counts[o] = n
             if counts:
                 saved = self.saved_s.get(cache)

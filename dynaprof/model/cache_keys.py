@@ -9,31 +9,107 @@ graph module's code, the torch version, ...). Values are kept cut to ``VALUE_CHA
 code is also split into one hash per node (``graph_nodes``) so the first node that differs can be
 named. A session holds every distinct component once (``CacheKeys.components``) and each lookup
 lists indices into it: a run's lookups share almost all their config components.
+
+Every cache fact is declared here, once: the caches (``CACHES``: a label, whether their lookups
+carry key components, their marker and artifact names, the CompilationMetrics counters that count
+them), the optional facts of a lookup (``LOOKUP_FACTS``: the ``CacheLookup`` attribute, its key in a
+``cache_lookup`` record, how a journal value is read, the journal schema that added it), and the
+journal records that carry them (``CacheLookupRecord``, ``KeyPart``). The capture writes a lookup
+with ``lookup_record``, the journal importer reads it back with ``read_lookup``, the TORCH_TRACE
+importer picks artifacts by ``ARTIFACT_PREFIXES`` and ``model.cache`` counts markers by ``marker``;
+none of them names a cache or a lookup fact. A new cache fact is its capture hook, its row here
+(a new lookup fact also its field in ``ParsedLookup``, ``CacheLookup`` and ``CacheLookupRecord``,
+and ``since`` one above ``model.journal.JOURNAL_SCHEMA``, which follows), and its renderer
+(``tests/unit/test_cache_facts.py``).
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: the journal records below are ``TypedDict``s, and
+# Python 3.11's cannot see ``NotRequired`` in a string annotation (``model.journal``).
 
+import dataclasses
 import functools
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, cast
 
 from dynaprof.fmt import one_line, stored_s
 
-#: cache name -> what reports call it (``model.cache.CACHE_LABELS`` names the two it counts)
-CACHE_NAMES: dict[str, str] = {
-    "dynamo": "Dynamo's in-memory cache",
-    "pgo": "Dynamo's profile-guided code state",
-    "aot_autograd": "AOTAutograd cache",
-    "fx_graph": "FX graph cache",
-    "cpp_kernel": "C++ kernel code cache",
-    "triton_kernel": "Triton kernel code cache",
-    "halide_kernel": "Halide kernel code cache",
-}
+if sys.version_info >= (3, 11):
+    from typing import NotRequired, TypedDict
+else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
+    from typing_extensions import NotRequired, TypedDict
+
+
+@dataclass(frozen=True)
+class Cache:
+    """One cache whose lookups dynaprof records: what every layer needs to know of it."""
+
+    name: str  # ``CacheLookup.cache``, ``CompiledFrame.cache``'s key
+    label: str  # what reports call it
+    #: its lookups carry key components: a miss is explained by those that differ (``analysis.cache_misses``)
+    keyed: bool = False
+    #: a kernel code cache: one lookup per kernel a compile defines (``capture.kernel_cache``)
+    kernel: bool = False
+    #: name prefixes of its markers, ``<prefix>hit`` / ``miss`` / ``bypass``: torch's chromium
+    #: instant events and TORCH_TRACE artifacts (``model.cache`` counts them per compile)
+    markers: tuple[str, ...] = ()
+    #: the prefix of its TORCH_TRACE artifacts whose payload is a lookup's cache info
+    artifact: str | None = None
+    #: its place among the per-compile counts (``CompiledFrame.cache``; 0: not counted there)
+    counted: int = 0
+    #: outcome -> the CompilationMetrics counters summed for it: the per-compile counts' fallback
+    counters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+#: every cache, in the order reports and comparisons list them
+CACHES: tuple[Cache, ...] = (
+    Cache("dynamo", "Dynamo's in-memory cache"),
+    Cache("pgo", "Dynamo's profile-guided code state"),
+    Cache("aot_autograd", "AOTAutograd cache", keyed=True, markers=("aotautograd_cache_", "autograd_cache_"),
+          artifact="aotautograd_cache_", counted=2,
+          counters={"hit": ("aotautograd_local_cache_hit_count", "aotautograd_remote_cache_hit_count"),
+                    "miss": ("aotautograd_local_cache_miss_count", "aotautograd_remote_cache_miss_count")}),
+    Cache("fx_graph", "FX graph cache", keyed=True, markers=("fx_graph_cache_",), artifact="fx_graph_cache_",
+          counted=1,
+          counters={"hit": ("inductor_fx_local_cache_hit_count", "inductor_fx_remote_cache_hit_count"),
+                    "miss": ("inductor_fx_local_cache_miss_count", "inductor_fx_remote_cache_miss_count")}),
+    Cache("cpp_kernel", "C++ kernel code cache", kernel=True),
+    Cache("triton_kernel", "Triton kernel code cache", kernel=True),
+    Cache("halide_kernel", "Halide kernel code cache", kernel=True),
+)  # fmt: skip
+
+
+def tables(caches: Iterable[Cache]) -> dict[str, Any]:
+    """What the layers look up in ``caches``, by the name each table has in this module."""
+    caches = list(caches)
+    return {
+        "BY_NAME": {c.name: c for c in caches},
+        "CACHE_NAMES": {c.name: c.label for c in caches},
+        "KEYED": tuple(c.name for c in caches if c.keyed),
+        "KERNEL_CACHES": tuple(c.name for c in caches if c.kernel),
+        "COUNTED": {c.name: c.label for c in sorted(caches, key=lambda c: c.counted) if c.counted},
+        "MARKER_PREFIXES": {p: c.name for c in caches for p in c.markers},
+        "ARTIFACT_PREFIXES": tuple(c.artifact for c in caches if c.artifact),
+    }
+
+
+_TABLES = tables(CACHES)
+BY_NAME: dict[str, Cache] = _TABLES["BY_NAME"]
+#: cache name -> what reports call it
+CACHE_NAMES: dict[str, str] = _TABLES["CACHE_NAMES"]
+#: the caches whose lookups carry key components
+KEYED: tuple[str, ...] = _TABLES["KEYED"]
 #: the kernel code caches: one lookup per kernel a compile defines (``capture.kernel_cache``)
-KERNEL_CACHES = ("cpp_kernel", "triton_kernel", "halide_kernel")
+KERNEL_CACHES: tuple[str, ...] = _TABLES["KERNEL_CACHES"]
+#: the caches counted per compile (``CompiledFrame.cache``), in their order -> their label
+COUNTED: dict[str, str] = _TABLES["COUNTED"]
+#: marker name prefix -> its cache (``model.cache.marker``)
+MARKER_PREFIXES: dict[str, str] = _TABLES["MARKER_PREFIXES"]
+#: the TORCH_TRACE artifacts that hold a cache lookup (``ingest.trace_to_session``)
+ARTIFACT_PREFIXES: tuple[str, ...] = _TABLES["ARTIFACT_PREFIXES"]
 #: a kernel lookup's reason: where its binary came from (a hit) or was built (a miss)
 KERNEL_ON_DISK = "on disk"
 KERNEL_LOADED = "already loaded by this process"
@@ -101,6 +177,21 @@ class CacheKeys:
         return [lk for lk in self.lookups if lk.frame == key]
 
 
+@dataclass
+class ParsedLookup:
+    """A lookup as read from torch, before its components are interned into a session."""
+
+    cache: str
+    outcome: str
+    reason: str | None = None
+    key: str | None = None
+    time_saved_s: float | None = None
+    components: list[KeyComponent] = field(default_factory=list)
+    nodes: list[KeyComponent] = field(default_factory=list)
+    kernel: str | None = None
+    built_s: float | None = None
+
+
 class ComponentTable:
     """Builds ``CacheKeys.components`` without duplicates while a session is assembled."""
 
@@ -117,27 +208,99 @@ class ComponentTable:
         return i
 
     def add(self, frame: str, lk: ParsedLookup) -> CacheLookup:
-        out = CacheLookup(
-            frame, lk.cache, lk.outcome, lk.reason, lk.key, lk.time_saved_s,
-            [self.intern(c) for c in lk.components], [self.intern(c) for c in lk.nodes], lk.kernel, lk.built_s,
-        )  # fmt: skip
+        """``lk`` as the session's lookup: every field carried over, its components interned."""
+        values = {name: getattr(lk, name) for name in _CARRIED}
+        comps, nodes = [self.intern(c) for c in lk.components], [self.intern(c) for c in lk.nodes]
+        out = CacheLookup(frame, components=comps, nodes=nodes, **values)
         self.keys.lookups.append(out)
         return out
 
 
-@dataclass
-class ParsedLookup:
-    """A lookup as read from torch, before its components are interned into a session."""
+#: the fields ``ComponentTable.add`` carries from a ``ParsedLookup`` to its ``CacheLookup`` as they are
+_CARRIED = tuple(f.name for f in dataclasses.fields(ParsedLookup) if f.name not in ("components", "nodes"))
 
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _seconds(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _kernel_name(v: Any) -> str | None:
+    return cut(v, 200) if isinstance(v, str) and v else None
+
+
+@dataclass(frozen=True)
+class LookupFact:
+    """One optional fact of a lookup, as the journal carries it."""
+
+    attr: str  # its ``ParsedLookup`` / ``CacheLookup`` attribute
+    record: str  # its key in a ``cache_lookup`` record (written only when set: not None, not "")
+    read: Callable[[Any], Any]  # a record's value (None when absent) -> the attribute's value
+    since: int  # the journal schema that added it
+
+
+#: a lookup's optional facts, in the order a ``cache_lookup`` record lists them
+LOOKUP_FACTS: tuple[LookupFact, ...] = (
+    LookupFact("reason", "reason", _str, 4),
+    LookupFact("key", "cache_key", _str, 4),
+    LookupFact("time_saved_s", "saved_s", _seconds, 4),
+    LookupFact("kernel", "kernel", _kernel_name, 8),
+)
+#: the journal schema of the newest lookup fact (``model.journal.JOURNAL_SCHEMA`` is at least this)
+LOOKUP_SCHEMA = max(f.since for f in LOOKUP_FACTS)
+
+
+class KeyPart(TypedDict):
+    """Cache key components, or graph nodes, seen for the first time in this journal (schema 4),
+    written just before the ``cache_lookup`` that first uses them: ``items`` are
+    ``[id, name, hash, value]`` (``value`` cut to 200 characters); lookups refer to them by id."""
+
+    t: Literal["key_part"]
+    items: list[list[Any]]
+
+
+class CacheLookupRecord(TypedDict):
+    """One lookup of one cache by a compile (schema 4): ``key`` the frame's; ``cache`` one of
+    ``CACHE_NAMES``; ``parts`` and ``nodes`` are ``key_part`` ids; the optional keys are
+    ``LOOKUP_FACTS``' (``kernel``, schema 8: a kernel code cache lookup's kernel)."""
+
+    t: Literal["cache_lookup"]
+    key: str | None
     cache: str
     outcome: str
-    reason: str | None = None
-    key: str | None = None
-    time_saved_s: float | None = None
-    components: list[KeyComponent] = field(default_factory=list)
-    nodes: list[KeyComponent] = field(default_factory=list)
-    kernel: str | None = None
-    built_s: float | None = None
+    parts: list[int]
+    nodes: list[int]
+    reason: NotRequired[str]
+    cache_key: NotRequired[str]
+    saved_s: NotRequired[float]
+    kernel: NotRequired[str]
+
+
+def lookup_record(key: str, lk: ParsedLookup, id_of: Callable[[KeyComponent], int]) -> CacheLookupRecord:
+    """The ``cache_lookup`` record of ``lk`` by the compile ``key`` (``id_of``: a component's
+    ``key_part`` id)."""
+    rec: dict[str, Any] = {
+        "t": "cache_lookup", "key": key, "cache": lk.cache, "outcome": lk.outcome,
+        "parts": [id_of(c) for c in lk.components], "nodes": [id_of(c) for c in lk.nodes],
+    }  # fmt: skip
+    for f in LOOKUP_FACTS:
+        v = getattr(lk, f.attr)
+        if v is not None and v != "":
+            rec[f.record] = v
+    return cast(CacheLookupRecord, rec)
+
+
+def read_lookup(r: Mapping[str, Any], resolve: Callable[[Any], list[KeyComponent]]) -> tuple[str, ParsedLookup] | None:
+    """A ``cache_lookup`` record -> (its compile's key, the lookup); None when it lacks one of
+    them (``resolve``: a list of ``key_part`` ids -> the components known)."""
+    key, cache, outcome = _str(r.get("key")), _str(r.get("cache")), _str(r.get("outcome"))
+    if key is None or cache is None or outcome is None:
+        return None
+    facts = {f.attr: f.read(r.get(f.record)) for f in LOOKUP_FACTS}
+    return key, ParsedLookup(cache, outcome, components=resolve(r.get("parts")), nodes=resolve(r.get("nodes")), **facts)
 
 
 def cut(value: str, limit: int = VALUE_CHARS) -> str:

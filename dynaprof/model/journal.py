@@ -12,7 +12,9 @@ never validate records: the ``stacks`` records are written often, and a ``TypedD
 nothing at runtime.
 
 ``JOURNAL_SCHEMA`` is written in the ``start`` record. Raise it when a record changes shape (a key
-is added, removed or changes meaning). Journals without it are schema 1.
+is added, removed or changes meaning). Journals without it are schema 1. The cache records
+(``key_part``, ``cache_lookup``) are declared with the other cache facts in ``model.cache_keys``, whose
+``LOOKUP_FACTS`` raise the schema for a new fact of a lookup.
 
 All ``ts`` are seconds since the capture started. Function ids (``fn``, ``stacks``, ``inline``) are
 the capture's function table's, valid within one journal.
@@ -32,11 +34,18 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10 (typing_extensions comes with torch)
     from typing_extensions import NotRequired, TypedDict
 
+# the cache records are declared with the rest of the cache facts (``model.cache_keys``)
+from dynaprof.model.cache_keys import LOOKUP_SCHEMA
+from dynaprof.model.cache_keys import CacheLookupRecord as CacheLookupRecord
+from dynaprof.model.cache_keys import KeyPart as KeyPart
+
 #: version of the record shapes; journals written before it existed are 1
 JOURNAL_SCHEMA = 8  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
 #: 7: aot_graph records, work records without fx_ops (the ops after AOT autograd, for every AOT backend);
 #: 8: cache_lookup records of the kernel code caches, with their ``kernel``; kernel records' ``users``,
-#: folded records (``dynaprof run --counterfactual``)
+#: folded records (``dynaprof run --counterfactual``). A new fact of a cache lookup raises it from
+#: ``model.cache_keys.LOOKUP_FACTS`` (its ``since``): ``LOOKUP_SCHEMA``
+JOURNAL_SCHEMA = max(JOURNAL_SCHEMA, LOOKUP_SCHEMA)
 
 #: a value kept verbatim (span arguments, ``CompiledFrame.metrics`` entries): see ``is_scalar``
 Scalar: TypeAlias = bool | int | float | str
@@ -403,32 +412,6 @@ class Calls(TypedDict):
     #: with --time-calls: frame key -> [total, median] host seconds of a call of its graph(s)
     #: (median: null for an entry of several graphs)
     seconds: NotRequired[dict[str, list[float | None]]]
-
-
-class KeyPart(TypedDict):
-    """Cache key components, or graph nodes, seen for the first time in this journal (schema 4),
-    written just before the ``cache_lookup`` that first uses them: ``items`` are
-    ``[id, name, hash, value]`` (``value`` cut to 200 characters); lookups refer to them by id."""
-
-    t: Literal["key_part"]
-    items: list[list[Any]]
-
-
-class CacheLookupRecord(TypedDict):
-    """One lookup of one cache by a compile (schema 4): ``key`` the frame's; ``cache`` one of
-    ``model.cache_keys.CACHE_NAMES``; ``parts`` and ``nodes`` are ``key_part`` ids; ``kernel``
-    (schema 8) names a kernel code cache lookup's kernel."""
-
-    t: Literal["cache_lookup"]
-    key: str | None
-    cache: str
-    outcome: str
-    parts: list[int]
-    nodes: list[int]
-    reason: NotRequired[str]
-    cache_key: NotRequired[str]
-    saved_s: NotRequired[float]
-    kernel: NotRequired[str]
 
 
 class Device(TypedDict):
