@@ -150,7 +150,7 @@ class ScriptRun:
     kind: str  # "script" or "module"
     target: str
     args: list[str]
-    #: dynaprof's own command line, secrets redacted (``model.provenance.redact_argv``)
+    #: dynaprof's own command line, secrets redacted (``model.environment.redact_argv``)
     command: list[str]
     sampler: str
     rate: float

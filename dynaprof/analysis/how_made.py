@@ -3,7 +3,7 @@ repro line, the script relative to the working directory, the versions, the envi
 variables that change compilation and the compiler settings that differ from their defaults.
 
 Pure: reads ``RunInfo`` (``docs/session-format.md``). Secrets are left out again here
-(``model.provenance.redact_argv``), so a session recorded before redaction existed shows none.
+(``model.environment.redact_argv``), so a session recorded before redaction existed shows none.
 Renderers escape the text for their format.
 """
 
@@ -13,7 +13,7 @@ import posixpath
 import shlex
 
 from dynaprof.fmt import plural
-from dynaprof.model.provenance import REDACTED, redact_argv
+from dynaprof.model.environment import REDACTED, redact_argv
 from dynaprof.model.session import RunInfo, Session
 
 #: how many changed settings a report lists before "and N more"

@@ -1,5 +1,5 @@
 """cProfile statistics: merge them and reshape them so that snakeviz can draw them (pure: the
-``.prof`` files are read by ``ingest.prof_files`` and written by ``run_folder.prof_files``).
+``.prof`` files are read by ``ingest.prof_files`` and written by ``run_folder.write_prof``).
 
 A *table* is pstats' raw form (``pstats.Stats(...).stats``, what ``cProfile.Profile.dump_stats``
 marshals): ``(file, line, func) -> (primitive calls, calls, tottime, cumtime, callers)`` where

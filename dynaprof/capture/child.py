@@ -29,8 +29,8 @@ from typing import Any
 
 from dynaprof.capture.core import IN_PROCESS, Capture, CaptureOptions, DynamoWatcher, int_env
 from dynaprof.capture.journal import JournalWriter
+from dynaprof.model.environment import compile_env, redact_argv
 from dynaprof.model.journal import JOURNAL_SCHEMA
-from dynaprof.model.provenance import compile_env, redact_argv
 from dynaprof.version import __version__
 
 CONFIG_ENV = "DYNAPROF_CHILD"

@@ -45,8 +45,8 @@ from dynaprof.capture.sampler import Sampler
 from dynaprof.capture.stacks import LEGACY_WALKER_ENV, FunctionTable, Markers, StackWalker, TracedStacks
 from dynaprof.capture.torch_private import _private
 from dynaprof.fmt import stored_s
+from dynaprof.model.environment import compile_env, redact_argv
 from dynaprof.model.journal import JOURNAL_SCHEMA, JournalRecord, StackItem, Start
-from dynaprof.model.provenance import compile_env, redact_argv
 from dynaprof.version import __version__
 
 if TYPE_CHECKING:

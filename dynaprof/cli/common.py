@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from dynaprof.errors import DynaprofError
-from dynaprof.run_folder.files import write_files as write_files  # re-exported: the pages' commands write with it
+from dynaprof.run_folder.write_files import write_files as write_files  # re-exported: the pages' commands write with it
 
 #: where ``run``, an imported TORCH_TRACE log and ``dynaprof.profile()`` put a run folder by default
 RUNS_DIR = "dynaprof-runs"

@@ -16,7 +16,7 @@ from dynaprof.cli.common import default_run_dir, display_path, info, prepare_out
 from dynaprof.cli.outputs import render_options
 from dynaprof.cli.run_options import add_run_options
 from dynaprof.errors import DynaprofError
-from dynaprof.model.provenance import redact_argv
+from dynaprof.model.environment import redact_argv
 from dynaprof.pipeline import ScriptRun, run_script
 from dynaprof.pipeline import cold_caches as cold_caches  # where `dynaprof sweep` imports it from
 

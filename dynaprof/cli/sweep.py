@@ -24,7 +24,7 @@ from dynaprof import fmt
 from dynaprof.cli.common import default_run_dir, display_path, info, prepare_out_dir
 from dynaprof.cli.run import cold_caches
 from dynaprof.errors import DynaprofError
-from dynaprof.model.provenance import redact_argv
+from dynaprof.model.environment import redact_argv
 from dynaprof.model.sweep import (
     SWEEP_SCHEMA_VERSION,
     PointRun,

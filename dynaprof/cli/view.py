@@ -23,7 +23,7 @@ from dynaprof.analysis.pstats_tools import RUN_SNAKEVIZ_PROFILE, snakeviz_path
 from dynaprof.cli.common import display_path, info
 from dynaprof.errors import DynaprofError
 from dynaprof.model.store import SESSION_FILE, load_session
-from dynaprof.run_folder.prof_files import write_snakeviz_profile
+from dynaprof.run_folder.write_prof import write_snakeviz_profile
 
 NO_CPROFILE = "has no cProfile data; record it with: dynaprof run --cprofile SCRIPT"
 SNAKEVIZ_START_TIMEOUT_S = 30.0

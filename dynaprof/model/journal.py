@@ -121,7 +121,7 @@ InlineItem = list[Any]
 class Start(TypedDict):
     """The first record. ``tid``: the thread the script (or the profiled block) runs on; ``argv``
     with secrets left out; ``env``: the variables that change compilation
-    (``model.provenance.compile_env``; schema 3)."""
+    (``model.environment.compile_env``; schema 3)."""
 
     t: Literal["start"]
     schema: int

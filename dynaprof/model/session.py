@@ -429,7 +429,7 @@ class ConfigChange:
 @dataclass
 class RunInfo:
     """How the run was made and how it ended. ``command`` and ``argv`` are recorded with secrets
-    left out (``model.provenance.redact_argv``)."""
+    left out (``model.environment.redact_argv``)."""
 
     command: list[str]
     target: str
@@ -451,7 +451,7 @@ class RunInfo:
     world_size: int | None = None
     #: ``torch.version.git_version``: the commit torch was built from (None: unknown)
     torch_git_version: str | None = None
-    #: environment variables that change compilation (``model.provenance.COMPILE_ENV_PREFIXES``) at the
+    #: environment variables that change compilation (``model.environment.COMPILE_ENV_PREFIXES``) at the
     #: start, secret-looking values replaced by ``<redacted>``; None: unknown (an imported log, an
     #: older session)
     env: dict[str, str] | None = None

@@ -12,7 +12,7 @@ from dynaprof.model.session import Session
 from dynaprof.model.store import load_session
 from dynaprof.model.sweep import GrowthFit, Sweep, save_sweep
 from dynaprof.render.sweep_report import render_sweep
-from dynaprof.run_folder.files import write_files
+from dynaprof.run_folder.write_files import write_files
 
 
 def measured(session: Session) -> tuple[dict[str, float], dict[str, int]]:

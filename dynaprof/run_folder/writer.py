@@ -24,7 +24,7 @@ from dynaprof.model.session import SCHEMA_VERSION, Session
 from dynaprof.model.store import collector_paused, save_session
 from dynaprof.render.base import Deferred, Files, PStatsTable, RenderContext, RenderOptions
 from dynaprof.render.registry import RENDERERS, REPORTS, get_renderer, get_starter, planned
-from dynaprof.run_folder.files import write_files
+from dynaprof.run_folder.write_files import write_files
 
 #: where progress lines go (``cli.common.info``: stderr)
 Progress = Callable[[str], None]

@@ -21,7 +21,7 @@ import pytest
 from dynaprof.analysis import pstats_tools as pt
 from dynaprof.cli import main
 from dynaprof.ingest.prof_files import load_table
-from dynaprof.run_folder import prof_files
+from dynaprof.run_folder import write_prof
 from tests.helpers import CHROMIUM, CHROMIUM_ARGS, ROOT_DIR, default_sigint, dynamo_like, playwright
 
 ROOT = ROOT_DIR
@@ -91,7 +91,7 @@ def test_serves_report_on_loopback_and_stops_on_ctrl_c(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("snakeviz") is None, reason="snakeviz not installed")
 def test_snakeviz_answers_and_is_stopped(tmp_path: Path) -> None:
-    prof_files.save_table(dynamo_like(), tmp_path / "cprofile" / "run.prof")
+    write_prof.save_table(dynamo_like(), tmp_path / "cprofile" / "run.prof")
     proc, url = start_view(str(tmp_path), "--snakeviz")
     port = port_of(url)
     try:

@@ -13,7 +13,7 @@ import pytest
 from dynaprof.analysis import how_made
 from dynaprof.model import ConfigChange, load_session
 from dynaprof.model.codec import from_json, to_json
-from dynaprof.model.provenance import REDACTED, compile_env, looks_secret, redact_argv
+from dynaprof.model.environment import REDACTED, compile_env, looks_secret, redact_argv
 from dynaprof.model.session import Session
 from dynaprof.render.compare_report import compare_markdown
 from dynaprof.render.markdown import summary_markdown
@@ -26,7 +26,7 @@ GH_TOKEN = "ghp_" + "Zx8Qw2Lm5Np7Rt4Vb1Kc9Hd3"
 RANDOM_SECRET = "q7Xk2LmP9vRt4ZbW8nYc3HsJ6dFg"
 
 
-# -- the rules (model.provenance) ----------------------------------------------------------------
+# -- the rules (model.environment) ----------------------------------------------------------------
 
 
 def test_argv_secrets_lose_their_values_and_keep_their_names() -> None:

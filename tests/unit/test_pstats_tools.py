@@ -13,7 +13,7 @@ import pytest
 from dynaprof.analysis import pstats_tools as pt
 from dynaprof.errors import DynaprofError
 from dynaprof.ingest.prof_files import load_table
-from dynaprof.run_folder import prof_files
+from dynaprof.run_folder import write_prof
 from tests.helpers import CF, MOD, SC, dynamo_like, edge
 
 
@@ -36,7 +36,7 @@ def real_table() -> pt.PStatsTable:
 
 def test_round_trip_through_pstats(tmp_path: Path) -> None:
     table = real_table()
-    path = prof_files.save_table(table, tmp_path / "x.prof")
+    path = write_prof.save_table(table, tmp_path / "x.prof")
     st = pstats.Stats(str(path))
     loaded = st.stats  # type: ignore[attr-defined]
     assert set(loaded) == set(table)
@@ -78,8 +78,8 @@ def test_missing_file(tmp_path: Path) -> None:
 
 def test_merge_matches_pstats_add(tmp_path: Path) -> None:
     a, b = real_table(), real_table()
-    prof_files.save_table(a, tmp_path / "a.prof")
-    prof_files.save_table(b, tmp_path / "b.prof")
+    write_prof.save_table(a, tmp_path / "a.prof")
+    write_prof.save_table(b, tmp_path / "b.prof")
     ref = pstats.Stats(str(tmp_path / "a.prof"), str(tmp_path / "b.prof")).stats  # type: ignore[attr-defined]
     merged = pt.merge_tables([a, b])
     assert set(merged) == set(ref)
@@ -128,9 +128,9 @@ def test_reshape_joins_several_roots() -> None:
 
 
 def test_write_snakeviz_profile_keeps_original(tmp_path: Path) -> None:
-    src = prof_files.save_table(dynamo_like(), tmp_path / "run.prof")
+    src = write_prof.save_table(dynamo_like(), tmp_path / "run.prof")
     before = src.read_bytes()
-    out = prof_files.write_snakeviz_profile(src)
+    out = write_prof.write_snakeviz_profile(src)
     assert out == tmp_path / "run.snakeviz.prof"
     assert src.read_bytes() == before
     st = pstats.Stats(str(out))
