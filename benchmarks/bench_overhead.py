@@ -10,11 +10,24 @@ when the command returns. Prints a Markdown table of medians and ratios to plain
 
     .venv/bin/python benchmarks/bench_overhead.py --rounds 5
     .venv/bin/python benchmarks/bench_overhead.py --rounds 3 --modes "plain,default,legacy"
+
+``--per-hook`` measures each torch hook alone instead, with ``benchmarks/overhead_cases.py
+--configs``: per case one warmed process forks a child per configuration and round (shuffled),
+which profiles in-process (``dynaprof.profile()``, sampler off, ``DYNAPROF_HOOKS`` naming the one
+hook besides the compile windows every hook records into) and compiles twice; against the same
+with the windows only ("hooks off"), every hook, every hook with the sampler, and plain python.
+Cases: the seed (eager, parametrized), the seed on Inductor (warm caches, as a second run finds
+them; one compile thread), the graph-break and recompile sample, and the steady state (10,000
+calls of a small compiled function). Prints a Markdown table of CPU-time ratios to
+hooks off and what each hook buys.
+
+    .venv/bin/python benchmarks/bench_overhead.py --per-hook --rounds 3 [--cases seed-eager,breaks]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
@@ -68,12 +81,101 @@ def run_once(mode: str, case: str, repeat: int, tmp: Path) -> tuple[list[float],
     return ([int(m.group(2)) / 1000 for m in found], [int(m.group(3) or 0) / 1000 for m in found], wall, cpu)
 
 
+CASES_SCRIPT = ROOT / "benchmarks" / "overhead_cases.py"
+COMPILE_LINE = re.compile(r"compile (\d+): ([\d.]+) ms \(cpu ([\d.]+) ms\)")
+PER_HOOK_CASES = ("seed-eager", "seed-inductor", "breaks", "loop")
+
+
+#: what each hook buys: the facts a session lacks without it (the hook modules' docstrings say how)
+BUYS = {
+    "phases": "phase spans, restarts' attempts, lazy backward compiles",
+    "metrics": "torch's CompilationMetrics per compile (restart reasons, cache states)",
+    "reset": "compile keys across torch._dynamo.reset()",
+    "properties": "exact time and count per traced @property (the parametrization's share)",
+    "traced_stack": "the traced user stack of each sample; attempts on torch 2.4",
+    "provenance": "AOT autograd's and Inductor's work per FX node and kernel, charged to its cause",
+    "guard_causes": "guard building charged to the parametrization that caused it",
+    "inlines": "inlined calls per compile and attempt",
+    "graph_breaks": "where each graph break happened (file, line, reason)",
+    "recompile_reasons": "every cache entry's failing guards, not only the first",
+    "ddp_buckets": "DDP's per-bucket subgraph compiles",
+    "calls": "calls per compiled entry",
+    "markers": "the compile entry the stack walker stops at (samples need it)",
+    "cache_keys": "cache lookups with their keys' components (why a cache missed)",
+    "work_counts": "Inductor's IR nodes and kernels per graph",
+    "aot_graphs": "ops per graph after AOT autograd",
+    "instruction_counter": "instructions retired per compile (machines with a CPU counter only)",
+}
+
+
+def hook_table() -> list[tuple[str, str]]:
+    """(hook name, what it buys), in ``torch_hooks.STEPS``'s order."""
+    sys.path.insert(0, str(ROOT))
+    from dynaprof.capture.torch_hooks import STEPS
+
+    return [(name, BUYS.get(name, "?")) for name, _ in STEPS if name != "compile_windows"]
+
+
+def compare_configs(case: str, configs: list[str], rounds: int) -> dict[int, dict[str, float]]:
+    """round -> config -> compile CPU seconds (``overhead_cases.py --configs``; round 0: first compiles)."""
+    cmd = [sys.executable, str(CASES_SCRIPT), case, "--configs", ",".join(configs), "--rounds", str(rounds)]
+    env = {k: v for k, v in os.environ.items() if k != "DYNAPROF_HOOKS"}
+    env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"  # no worker pool in a process that forks
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
+    if proc.returncode != 0:
+        raise SystemExit(f"{case} failed:\n{proc.stderr[-2000:]}")
+    got: dict[int, dict[str, float]] = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            row = json.loads(line)
+            got.setdefault(row["round"], {})[row["config"]] = row["cpu"]
+    return got
+
+
+def per_hook(rounds: int, cases: list[str]) -> None:
+    hooks = hook_table()
+    configs = ["plain", "off", "all", "default", *(h for h, _ in hooks)]
+    med = statistics.median
+    times: dict[str, dict[int, dict[str, float]]] = {}
+    t0 = time.perf_counter()
+    for c in cases:
+        times[c] = compare_configs(c, configs, rounds)
+        print(f"{c} done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+
+    def ratio(c: str, config: str, base: str, first: bool) -> float:
+        rs = [0] if first else [r for r in times[c] if r > 0]
+        return med(times[c][r][config] / times[c][r][base] for r in rs)
+
+    def cells(config: str, base: str = "off") -> str:
+        return " | ".join(f"{ratio(c, config, base, False):.3f}x | {ratio(c, config, base, True):.3f}x" for c in cases)
+
+    print(f"Each hook alone: CPU time of the compiling thread (``loop``: of 10,000 calls), one forked child per "
+          f"configuration, {rounds} rounds of one compile each (shuffled); warm: median over rounds of the ratio "
+          "to hooks off (the compile windows only) in the same round; first: the child's first compile\n")
+    head = " | ".join(f"{c}, warm | {c}, first" for c in cases)
+    print(f"| hook | {head} | what it buys |")
+    print("|---|" + "---|" * (2 * len(cases)) + "---|")
+    base = " | ".join(f"{med(times[c][r]['off'] for r in times[c] if r > 0) * 1000:.0f} ms | "
+                      f"{times[c][0]['off'] * 1000:.0f} ms" for c in cases)
+    print(f"| hooks off (compile windows only) | {base} | the compile windows every other hook records into |")
+    for name, buys in hooks:
+        print(f"| {name} | {cells(name)} | {buys} |")
+    print(f"| hooks off against plain python | {cells('off', 'plain')} | |")
+    print(f"| all hooks against plain python | {cells('all', 'plain')} | every hook (the default set) |")
+    print(f"| default (all hooks, builtin sampler) against plain python | {cells('default', 'plain')} | |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--per-hook", action="store_true", help="each torch hook alone (overhead_cases.py)")
+    ap.add_argument("--cases", default=",".join(PER_HOOK_CASES), help="with --per-hook: comma-separated cases")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=2, help="compiles per process (the 2nd and later are warm)")
     ap.add_argument("--modes", default="", help="comma-separated subset of mode names (substring match)")
     args = ap.parse_args()
+    if args.per_hook:
+        per_hook(args.rounds, [c.strip() for c in args.cases.split(",") if c.strip()])
+        return
     modes = [m for m in MODES if not args.modes or any(s.strip() in m for s in args.modes.split(","))]
     if "plain python" not in modes:
         modes.insert(0, "plain python")

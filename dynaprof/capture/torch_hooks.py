@@ -12,6 +12,7 @@ settings that differ from their defaults (``capture.torch_config``).
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 
 from dynaprof.capture.cache_keys import install_cache_hooks
@@ -61,6 +62,24 @@ STEPS: tuple[tuple[str, Callable[[CompileRecorder], None]], ...] = (
 )
 
 
+#: a comma-separated subset of ``STEPS`` to install, for measuring each hook alone
+#: (``benchmarks/bench_overhead.py --per-hook``); ``compile_windows`` is always installed, as every
+#: other hook records into its windows. Unset: every hook.
+ONLY_HOOKS_ENV = "DYNAPROF_HOOKS"
+
+
+def chosen_steps(inline_profile: bool, only: str | None = None) -> list[tuple[str, Callable[[CompileRecorder], None]]]:
+    """The installers to run: ``STEPS`` (and torch's Dynamo profiler with ``inline_profile``), or
+    the subset ``only`` names (``ONLY_HOOKS_ENV``)."""
+    steps = list(STEPS)
+    if inline_profile:
+        steps.append(("dynamo_profiler", install_dynamo_profiler))
+    if only is None:
+        return steps
+    names = {n.strip() for n in only.split(",")} | {"compile_windows"}
+    return [(n, f) for n, f in steps if n in names]
+
+
 class Recorder(CompileRecorder):
     """Owns the hooks and the per-thread compile windows of one profiled process."""
 
@@ -74,11 +93,11 @@ class Recorder(CompileRecorder):
         if git:
             record["git"] = git
         self.emit(record)
-        steps = list(STEPS)
-        if inline_profile:
-            steps.append(("dynamo_profiler", install_dynamo_profiler))
-        for name, install in steps:
+        only = os.environ.get(ONLY_HOOKS_ENV)
+        for name, install in chosen_steps(inline_profile, only):
             self.install_step(name, functools.partial(install, self))
+        if only is not None:
+            self.warn(f"{ONLY_HOOKS_ENV}={only}: only these hooks were installed; the others' facts are unknown")
         self.emit({"t": "hooks", "items": self.hooks})
         self._knows_attempt = "phases" in self.hooks or "traced_stack" in self.hooks
         if "phases" not in self.hooks:
