@@ -98,7 +98,7 @@ class Profile:
         *,
         force: bool = False,
         sampler: Literal["builtin", "none"] = "builtin",
-        rate: float = 1000.0,
+        rate: float | None = None,
         cprofile: bool = False,
         label: str | None = None,
         quiet: bool = True,
@@ -112,6 +112,11 @@ class Profile:
         if chosen not in ("builtin", "none"):
             why = " (py-spy attaches from outside: use `dynaprof run --sampler py-spy`)" if chosen == "py-spy" else ""
             raise ProfileError(f"sampler must be 'builtin' or 'none', got {chosen!r}{why}")
+        self.adapt_rate = rate is None  # the default: up to CaptureOptions.rate_hz, within the sampler's budget
+        if rate is None:
+            from dynaprof.capture.core import CaptureOptions
+
+            rate = CaptureOptions.rate_hz
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 20000:
             raise ProfileError(f"rate must be between 0 and 20000 samples per second, got {rate!r}")
         if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
@@ -150,6 +155,7 @@ class Profile:
         """Start profiling; returns the profile. ProfileError when another profile is active."""
         from dynaprof.capture.core import IN_PROCESS, CaptureBusy, CaptureOptions, in_process_start_record
         from dynaprof.capture.journal import JournalWriter
+        from dynaprof.capture.signal_cost import known_floor
 
         if self.running:
             raise ProfileError("this profile is already running")
@@ -165,6 +171,8 @@ class Profile:
         options = CaptureOptions(
             sampler=self.sampler,
             rate_hz=self.rate,
+            adapt_rate=self.adapt_rate,
+            signal_floor_s=known_floor() if self.adapt_rate else None,
             cprofile_dir=str(run_dir / "cprofile") if self.cprofile else None,
             use_signal=self._use_signal(),
             time_calls=self.time_calls,
@@ -318,7 +326,7 @@ def profile(
     *,
     force: bool = False,
     sampler: Literal["builtin", "none"] = "builtin",
-    rate: float = 1000.0,
+    rate: float | None = None,
     cprofile: bool = False,
     label: str | None = None,
     quiet: bool = True,

@@ -39,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="DIR")
     p.add_argument("--force", action="store_true")
     p.add_argument("--sampler", choices=("builtin", "none"), default=CaptureOptions.sampler)
-    p.add_argument("--rate", type=float, default=CaptureOptions.rate_hz)
+    p.add_argument("--rate", type=float, default=None)  # None: up to CaptureOptions.rate_hz, adapted
     p.add_argument("--cprofile", action="store_true")
     p.add_argument("--time-calls", action="store_true", help="also time each call of the compiled code")
     p.add_argument("--max-rows", type=int, default=RUN_FOLDER_OPTIONS.max_rows)

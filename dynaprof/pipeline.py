@@ -166,6 +166,10 @@ class ScriptRun:
     quiet: bool = False
     #: no live progress line (a torchrun rank)
     no_progress: bool = False
+    #: the rate adapts to what a sample costs here (no explicit ``--rate``); and that cost's floor
+    #: (``capture.signal_cost``), measured by ``run_script``
+    adapt_rate: bool = False
+    signal_floor_s: float | None = None
 
 
 @dataclass
@@ -183,6 +187,10 @@ def run_script(run: ScriptRun, run_dir: Path, options: RenderOptions, say: Say) 
     from dynaprof.render.registry import preload as preload_renderers
 
     # the renderers' imports (networkx...) on the idle parent while the script runs, not after it
+    if run.adapt_rate and run.sampler == "builtin" and run.signal_floor_s is None:
+        from dynaprof.capture.signal_cost import floor_s
+
+        run = dataclasses.replace(run, signal_floor_s=floor_s(say))  # before the script: it would disturb it
     warm = threading.Thread(target=preload_renderers, name="dynaprof-preload", daemon=True)
     warm.start()
     runs: list[_Captured] = []
@@ -241,6 +249,8 @@ def _child_config(run: ScriptRun, journal: Path, where: Path) -> ChildConfig:
         args=run.args,
         sampler=run.sampler if run.sampler != "py-spy" else "none",
         rate_hz=run.rate,
+        adapt_rate=run.adapt_rate,
+        signal_floor_s=run.signal_floor_s,
         inline_profile=run.inline_profile,
         time_calls=run.time_calls,
         aot_components=run.aot_components,

@@ -45,8 +45,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write a dynaprof run folder for each test that compiled, under DIR/<test id>/",
     )
     group.addoption(
-        "--dynaprof-rate", metavar="HZ", type=float, default=RATE_HZ,
-        help=f"dynaprof: samples per second of compile time (default {RATE_HZ:g})",
+        "--dynaprof-rate", metavar="HZ", type=float, default=None,
+        help=f"dynaprof: samples per second of compile time (default: up to {RATE_HZ:g}, lower where a sample "
+             "costs a compile more than the sampler's budget)",
     )
 
 

@@ -50,6 +50,8 @@ class ChildConfig:
     args: list[str]
     sampler: str = _CAPTURE.sampler  # builtin | none (py-spy runs beside the child)
     rate_hz: float = _CAPTURE.rate_hz
+    adapt_rate: bool = _CAPTURE.adapt_rate
+    signal_floor_s: float | None = _CAPTURE.signal_floor_s
     inline_profile: bool = _CAPTURE.inline_profile
     cprofile_dir: str | None = _CAPTURE.cprofile_dir
     torch_trace_dir: str | None = _CAPTURE.torch_trace_dir

@@ -72,6 +72,11 @@ class CaptureOptions:
     sampler: str = "builtin"  # builtin | none (py-spy runs outside the process)
     #: samples per second of wall time, the builtin sampler's (py-spy's: ``PYSPY_RATE_HZ``)
     rate_hz: float = 1000.0
+    #: below ``rate_hz`` where a sample costs more than the sampler's budget (``capture.signal_cost``);
+    #: an explicit ``--rate`` fixes it
+    adapt_rate: bool = True
+    #: seconds one timer signal costs a compile here (``signal_cost.floor_s``; None: not known)
+    signal_floor_s: float | None = None
     inline_profile: bool = False
     cprofile_dir: str | None = None
     torch_trace_dir: str | None = None
@@ -173,6 +178,7 @@ class Capture:
                 self._emit_stacks,
                 use_signal=opts.use_signal,
                 context=rec.sample_context,
+                floor_s=(opts.signal_floor_s or 0.0) if opts.adapt_rate else None,
             )
         if opts.cprofile_dir:
             from dynaprof.capture.cprofile import CompileProfiler

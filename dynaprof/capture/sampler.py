@@ -11,6 +11,11 @@ Two mechanisms, chosen per thread:
 Each sample is weighted by the wall time since the previous sample of that thread, so sampled
 seconds add up to compile time whatever rate was achieved.
 
+With ``floor_s`` (the default rate; ``capture.signal_cost``) the rate adapts: at most the asked
+one, at most what keeps (the machine's signal floor + the sample's own measured time) x rate within
+the sampler's budget. It is decided as each compile starts and again every ``ADAPT_EVERY``
+samples; the run's notes say the rate used and why.
+
 A sample never changes the program (docs/reliability.md, "What a sample may do"): the cyclic
 garbage collector is held off while it runs (an allocation could otherwise start a collection that
 finalizes unrelated user objects right there), it runs no user or torch code, and it drops every
@@ -30,12 +35,19 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
+from dynaprof.capture.signal_cost import SAMPLER_BUDGET, adapted_rate
 from dynaprof.capture.stacks import Aggregate, StackWalker, orphaned_frames
 from dynaprof.fmt import plural
 from dynaprof.model.journal import StackItem
 
 #: (thread id) -> (frame key, attempt) of the innermost compile running on that thread
 CurrentWindow = Callable[[int], tuple[str | None, int] | None]
+
+
+#: samples between two decisions of an adapting rate
+ADAPT_EVERY = 64
+#: what a sample costs before any is measured (the walk of a Dynamo stack on a 2-vCPU VM)
+SAMPLE_PRIOR_S = 30e-6
 
 
 def _no_context(tid: int) -> tuple[tuple[int, ...], int]:
@@ -51,12 +63,19 @@ class Sampler:
         emit: Callable[[list[StackItem]], None],
         use_signal: bool = True,
         context: Callable[[int], tuple[tuple[int, ...], int]] | None = None,
+        floor_s: float | None = None,
     ) -> None:
         self.walker = walker
         #: (thread id) -> (torch's open span ids, innermost FX-node cause id or -1)
         self.context = context if context is not None else _no_context
         self.interval = 1.0 / rate_hz
         self.rate_hz = rate_hz
+        #: the asked rate; with ``floor_s`` (seconds a signal costs here) the rate adapts below it
+        self.max_hz = rate_hz
+        self.floor_s = floor_s
+        self.lowest_hz = rate_hz
+        self._self_ns = 0  # time spent in the signal handler's samples, and how many
+        self._self_n = 0
         self.current = current
         self.emit = emit
         self.main_tid = threading.main_thread().ident
@@ -82,7 +101,24 @@ class Sampler:
         self.orphaned = 0
 
     # -- window bookkeeping (called on the compiling thread) -------------------------------
+    def sample_cost_s(self) -> float:
+        """Seconds a sample costs the compiling thread: the signal's floor and the sample's own time."""
+        own = self._self_ns / self._self_n / 1e9 if self._self_n >= 16 else SAMPLE_PRIOR_S
+        return (self.floor_s or 0.0) + own
+
+    def _adapt(self) -> bool:
+        """Set the rate the budget allows now; True when it changed."""
+        if self.floor_s is None:
+            return False
+        hz = adapted_rate(self.max_hz, self.sample_cost_s())
+        if abs(hz - self.rate_hz) <= 0.1 * self.rate_hz:
+            return False
+        self.rate_hz, self.interval = hz, 1.0 / hz
+        self.lowest_hz = min(self.lowest_hz, hz)
+        return True
+
     def window_started(self, tid: int) -> None:
+        self._adapt()
         now = time.perf_counter_ns()
         self._last_ns[tid] = now
         self._start_ns[tid] = now
@@ -155,6 +191,10 @@ class Sampler:
             now = time.perf_counter_ns()
             self._last_ns[tid] = now
             self._record(frame, tid, (now - last) / 1e9, self._signal_agg)
+            self._self_ns += time.perf_counter_ns() - now
+            self._self_n += 1
+            if self.floor_s is not None and self._self_n % ADAPT_EVERY == 0 and self._adapt() and self._armed:
+                signal.setitimer(signal.ITIMER_REAL, self.interval, self.interval)
         except Exception as e:  # an exception here would surface inside Dynamo's code
             self._failed(e)
         finally:
@@ -258,12 +298,25 @@ class Sampler:
                 f"sampler thread: {plural(self.orphaned, 'sample')} held a frame whose function returned meanwhile; "
                 "its references were dropped at the end of that compile, not on the sampler thread"
             )
+        if self.lowest_hz < self.max_hz:
+            self.notes.append(self.adapted_note())
         hz = self.achieved_hz
         if hz is not None and self.samples >= 10 and hz < self.rate_hz / 2:
             self.notes.append(
                 f"the sampler achieved {hz:,.0f} of the {self.rate_hz:,.0f} samples/s asked (the compiling thread "
                 "was busy in C code or the machine was loaded): the pictures are coarser than asked"
             )
+
+    def adapted_note(self) -> str:
+        cost, floor = self.sample_cost_s(), self.floor_s or 0.0
+        rate = (f"{self.lowest_hz:,.0f} Hz" if self.lowest_hz == self.rate_hz
+                else f"{self.lowest_hz:,.0f}-{self.rate_hz:,.0f} Hz")
+        return (
+            f"sampled at {rate}, not {self.max_hz:,.0f}: a sample costs a compile ~{cost * 1e6:,.0f} us on this "
+            f"machine (the timer signal {floor * 1e6:,.0f} us, measured once per boot; the sample "
+            f"{(cost - floor) * 1e6:,.0f} us), so {self.max_hz:,.0f} Hz would cost {cost * self.max_hz:.0%} of compile "
+            f"time, over the sampler's {SAMPLER_BUDGET:.0%} budget (--rate fixes the rate)"
+        )
 
     @property
     def achieved_hz(self) -> float | None:

@@ -92,6 +92,7 @@ def _script_run(args: argparse.Namespace, kind: str, target: str, rest: list[str
     from dynaprof.capture.core import default_rate
     from dynaprof.cli import ranks_support
 
+    adapt = args.rate is None
     if args.rate is None:
         args.rate = default_rate(args.sampler)
     if not 0 < args.rate <= 20000:
@@ -120,7 +121,7 @@ def _script_run(args: argparse.Namespace, kind: str, target: str, rest: list[str
         kind, target, rest, redact_argv(["dynaprof", *args.argv]), args.sampler, args.rate, native=args.native,
         inline_profile=args.inline_profile, time_calls=args.time_calls, aot_components=args.aot_components,
         cprofile=args.cprofile, torch_trace=args.torch_trace, repeat=args.repeat, warm=args.warm,
-        counterfactual=args.counterfactual, quiet=args.quiet,
+        counterfactual=args.counterfactual, quiet=args.quiet, adapt_rate=adapt,
     )  # fmt: skip
 
 

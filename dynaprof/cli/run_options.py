@@ -46,7 +46,8 @@ def _capture_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
         type=float,
         default=None,
         metavar="HZ",
-        help="samples per second of wall time (default 1000 builtin, 100 py-spy)",
+        help="samples per second of wall time (default: builtin up to 1000, lower where a sample would cost a "
+             "compile over 3%% of its time, measured once per boot; py-spy 100). Given, the rate is fixed",
     ))
     added.append(p.add_argument("--native", action="store_true", help="with --sampler py-spy: include C/C++ frames"))
     added.append(p.add_argument(

@@ -61,15 +61,17 @@ def test_the_child_s_config_has_the_capture_defaults() -> None:
 @pytest.mark.parametrize("fn", [dynaprof.profile, Profile.__init__], ids=["profile", "Profile"])
 def test_the_api_s_keywords(fn: Any) -> None:
     sig = {k: p.default for k, p in inspect.signature(fn).parameters.items()}
+    # rate None: up to CAPTURE.rate_hz, adapted (CAPTURE.adapt_rate), as `dynaprof run` without --rate
     assert (sig["sampler"], sig["rate"], sig["cprofile"], sig["time_calls"]) == (
-        CAPTURE.sampler, CAPTURE.rate_hz, CAPTURE.cprofile_dir is not None, CAPTURE.time_calls)
+        CAPTURE.sampler, None, CAPTURE.cprofile_dir is not None, CAPTURE.time_calls)
+    assert CAPTURE.adapt_rate
     assert (sig["max_rows"], sig["exports"]) == (RENDER.max_rows, RENDER.exports)
 
 
 def test_the_notebook_s_flags() -> None:
     got = {a.dest: a.default for a in notebook._parser()._actions}
     assert (got["sampler"], got["rate"], got["cprofile"], got["time_calls"]) == (
-        CAPTURE.sampler, CAPTURE.rate_hz, CAPTURE.cprofile_dir is not None, CAPTURE.time_calls)
+        CAPTURE.sampler, None, CAPTURE.cprofile_dir is not None, CAPTURE.time_calls)
     assert (got["max_rows"], got["exports"]) == (RENDER.max_rows, RENDER.exports)
 
 
@@ -85,7 +87,7 @@ def test_the_pytest_options() -> None:
             return Group()
 
     pytest_plugin.pytest_addoption(Parser())  # type: ignore[arg-type]
-    assert added["--dynaprof-rate"] == CAPTURE.rate_hz
+    assert added["--dynaprof-rate"] is None and CAPTURE.rate_hz == pytest_plugin.RATE_HZ
 
 
 def test_pr_shows_fewer_rows_by_name_only() -> None:
