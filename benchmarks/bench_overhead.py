@@ -47,8 +47,9 @@ LINE = re.compile(r"parametrize=(True|False): (\d+) ms(?: \(cpu (\d+) ms\))?")
 MODES: dict[str, tuple[list[str] | None, dict[str, str]]] = {
     "plain python": (None, {}),
     "dynaprof, sampling off": (["--sampler", "none"], {}),
-    "dynaprof, default (builtin 1 kHz)": ([], {}),
-    "dynaprof, builtin 1 kHz, first version's walker": ([], {"DYNAPROF_LEGACY_WALKER": "1"}),
+    "dynaprof, default (builtin, adapted rate)": ([], {}),
+    "dynaprof, builtin 1 kHz fixed": (["--rate", "1000"], {}),
+    "dynaprof, builtin 1 kHz, first version's walker": (["--rate", "1000"], {"DYNAPROF_LEGACY_WALKER": "1"}),
     "dynaprof, builtin 250 Hz": (["--rate", "250"], {}),
     "dynaprof, py-spy 100 Hz": (["--sampler", "py-spy"], {}),
     "dynaprof --cprofile": (["--cprofile", "--sampler", "none"], {}),
@@ -57,12 +58,14 @@ MODES: dict[str, tuple[list[str] | None, dict[str, str]]] = {
 CASES = {"parametrized": "--parametrize", "plain": "--no-parametrize"}
 
 
-def run_once(mode: str, case: str, repeat: int, tmp: Path) -> tuple[list[float], list[float], float, float]:
+def run_once(
+    mode: str, case: str, repeat: int, tmp: Path, backend: str = "eager"
+) -> tuple[list[float], list[float], float, float]:
     """(compile wall times, compile CPU times of the compiling thread, process wall, process CPU of
     the whole process tree: dynaprof, the script, Graphviz)."""
     opts, extra = MODES[mode]
     env = dict(os.environ, **extra)
-    script = [str(SEED), CASES[case], "--repeat", str(repeat), "--backend", "eager", "--device", "cpu"]
+    script = [str(SEED), CASES[case], "--repeat", str(repeat), "--backend", backend, "--device", "cpu"]
     if opts is None:
         cmd = [sys.executable, *script]
     else:
@@ -171,6 +174,7 @@ def main() -> None:
     ap.add_argument("--cases", default=",".join(PER_HOOK_CASES), help="with --per-hook: comma-separated cases")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=2, help="compiles per process (the 2nd and later are warm)")
+    ap.add_argument("--backend", default="eager", help="the seed's torch.compile backend (eager, inductor)")
     ap.add_argument("--modes", default="", help="comma-separated subset of mode names (substring match)")
     args = ap.parse_args()
     if args.per_hook:
@@ -191,7 +195,7 @@ def main() -> None:
             order = keys[:]
             random.shuffle(order)
             for mode, case in order:
-                times, cpu_times, wall, cpu = run_once(mode, case, args.repeat, tmp)
+                times, cpu_times, wall, cpu = run_once(mode, case, args.repeat, tmp, args.backend)
                 first[mode, case].append(times[0])
                 first_cpu[mode, case].append(cpu_times[0])
                 warm[mode, case] += times[1:]
@@ -207,7 +211,8 @@ def main() -> None:
         v, b = med(table[mode, case]), med(table[base, case])
         return f"{v:.3f} s | {v / b:.2f}x"
 
-    print(f"seed case, eager backend, CPU; {args.rounds} rounds; every process fresh; medians; ratio to {base}\n")
+    print(f"seed case, {args.backend} backend, CPU; {args.rounds} rounds; every process fresh; medians; "
+          f"ratio to {base}\n")
     print("Compile time (the first call of the compiled model; wall, and CPU time of the compiling thread):\n")
     print("| mode | first, parametrized | ratio | first, plain | ratio | CPU, parametrized | ratio | CPU, plain "
           "| ratio | warm, parametrized | ratio | warm, plain | ratio |")

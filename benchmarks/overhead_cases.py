@@ -129,20 +129,25 @@ def child(name: str, config: str, cmd: int, out: int) -> None:
 class Child:
     """One forked child holding a configuration, compiling when told."""
 
+    #: the parent's ends of every child's pipes: a later child must close its copies, or an
+    #: earlier child never sees the end of its command pipe
+    parent_fds: list[int] = []
+
     def __init__(self, name: str, config: str) -> None:
         self.config = config
         cmd_r, self.cmd = os.pipe()
         self.out, out_w = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:
-            os.close(self.cmd)
-            os.close(self.out)
+            for fd in [*Child.parent_fds, self.cmd, self.out]:
+                os.close(fd)
             try:
                 child(name, config, cmd_r, out_w)
             finally:
                 os._exit(0)
         os.close(cmd_r)
         os.close(out_w)
+        Child.parent_fds += [self.cmd, self.out]
 
     def compile(self) -> float:
         os.write(self.cmd, b"x")
