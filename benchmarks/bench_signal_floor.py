@@ -40,7 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "samples"))
 
-import parametrized_linear as seed  # noqa: E402
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import overhead_cases  # noqa: E402
 import torch  # noqa: E402
 
 import dynaprof  # noqa: E402
@@ -64,16 +65,9 @@ def build_floor(tmp: Path) -> ModuleType | None:
 
 def compile_once(parametrized: bool) -> float:
     torch._dynamo.reset()
-    m = seed.Module(32, 128)
-    if parametrized:
-        seed.parametrize(m)
-    else:
-        m.half()
-    x = torch.randn([1, 128], dtype=torch.half)
-    m(x)
-    m.compile(backend="eager")
+    compile_call = overhead_cases.seed_compile(parametrized, "eager")
     t = time.thread_time()
-    m(x)
+    compile_call()
     return time.thread_time() - t
 
 

@@ -37,6 +37,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -131,7 +132,7 @@ class Child:
 
     #: the parent's ends of every child's pipes: a later child must close its copies, or an
     #: earlier child never sees the end of its command pipe
-    parent_fds: list[int] = []
+    parent_fds: ClassVar[list[int]] = []
 
     def __init__(self, name: str, config: str) -> None:
         self.config = config
