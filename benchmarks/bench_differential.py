@@ -112,7 +112,8 @@ def main() -> int:
     p.add_argument("--modes", type=harness.parse_modes, default=list(harness.DEFAULT_MODES), help="comma-separated")
     p.add_argument("--scripts", default="", help=f"comma-separated, default all: {','.join(scripts())}")
     p.add_argument("--legacy-walker", action="store_true", help="run dynaprof with the old frame-retaining walker")
-    p.add_argument("--timeout", type=float, default=600, help="seconds per run")
+    p.add_argument("--timeout", type=float, default=1800,
+                   help="seconds per run (builtin-20k on the Mixtral script takes ~12 min on 2 cores)")
     args = p.parse_args()
     names = [s.strip() for s in args.scripts.split(",") if s.strip()] or scripts()
     unknown = sorted(set(names) - set(scripts()))

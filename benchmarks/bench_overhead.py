@@ -4,7 +4,10 @@ Each round runs, in a shuffled order, plain ``python samples/parametrized_linear
 script under each dynaprof mode, once for the parametrized model and once for the plain one, each
 in a fresh process (so both compiles are the first in their process, lazy imports included). The
 script prints the wall time of each first call (the compile), so every mode is timed by the same
-code; ``--repeat 2`` adds a warm compile after a ``torch._dynamo.reset()``. Process wall time is
+code; ``--repeat N`` adds N-1 warm compiles, each after a ``torch._dynamo.reset()``. The script
+also prints the garbage collector's time in each compile: a full collection lands in whichever
+compile crosses its threshold, so a profiler's own allocations move it from one compile to
+another; a second table leaves it out, and gives the collector's time per compile. Process wall time is
 measured around the whole command: for dynaprof it includes writing every output, which exist
 when the command returns. Prints a Markdown table of medians and ratios to plain python.
 
@@ -38,10 +41,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "samples" / "parametrized_linear.py"
-LINE = re.compile(r"parametrize=(True|False): (\d+) ms(?: \(cpu (\d+) ms\))?")
+LINE = re.compile(r"parametrize=(True|False): (\d+) ms(?: \(cpu (\d+) ms(?:, gc (\d+) ms)?\))?")
 
 #: mode -> (dynaprof run options or None for plain python, extra environment)
 MODES: dict[str, tuple[list[str] | None, dict[str, str]]] = {
@@ -58,11 +62,18 @@ MODES: dict[str, tuple[list[str] | None, dict[str, str]]] = {
 CASES = {"parametrized": "--parametrize", "plain": "--no-parametrize"}
 
 
-def run_once(
-    mode: str, case: str, repeat: int, tmp: Path, backend: str = "eager"
-) -> tuple[list[float], list[float], float, float]:
-    """(compile wall times, compile CPU times of the compiling thread, process wall, process CPU of
-    the whole process tree: dynaprof, the script, Graphviz)."""
+class Timed(NamedTuple):
+    """One process: each compile's wall, CPU of the compiling thread and garbage-collector time,
+    and the process's wall and CPU (of the whole process tree: dynaprof, the script, Graphviz)."""
+
+    walls: list[float]
+    cpus: list[float]
+    gcs: list[float]
+    process_wall: float
+    process_cpu: float
+
+
+def run_once(mode: str, case: str, repeat: int, tmp: Path, backend: str = "eager") -> Timed:
     opts, extra = MODES[mode]
     env = dict(os.environ, **extra)
     script = [str(SEED), CASES[case], "--repeat", str(repeat), "--backend", backend, "--device", "cpu"]
@@ -81,7 +92,8 @@ def run_once(
     if opts is not None and not (tmp / "run" / "report.html").exists():
         raise SystemExit(f"{mode} / {case}: outputs missing when dynaprof returned")
     found = list(LINE.finditer(proc.stdout))
-    return ([int(m.group(2)) / 1000 for m in found], [int(m.group(3) or 0) / 1000 for m in found], wall, cpu)
+    ms = [[int(m.group(g) or 0) / 1000 for m in found] for g in (2, 3, 4)]
+    return Timed(ms[0], ms[1], ms[2], wall, cpu)
 
 
 CASES_SCRIPT = ROOT / "benchmarks" / "overhead_cases.py"
@@ -173,7 +185,7 @@ def main() -> None:
     ap.add_argument("--per-hook", action="store_true", help="each torch hook alone (overhead_cases.py)")
     ap.add_argument("--cases", default=",".join(PER_HOOK_CASES), help="with --per-hook: comma-separated cases")
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--repeat", type=int, default=2, help="compiles per process (the 2nd and later are warm)")
+    ap.add_argument("--repeat", type=int, default=4, help="compiles per process (the 2nd and later are warm)")
     ap.add_argument("--backend", default="eager", help="the seed's torch.compile backend (eager, inductor)")
     ap.add_argument("--modes", default="", help="comma-separated subset of mode names (substring match)")
     args = ap.parse_args()
@@ -184,24 +196,30 @@ def main() -> None:
     if "plain python" not in modes:
         modes.insert(0, "plain python")
     keys = [(m, c) for m in modes for c in CASES]
-    first: dict[tuple[str, str], list[float]] = {k: [] for k in keys}
-    first_cpu: dict[tuple[str, str], list[float]] = {k: [] for k in keys}
-    warm: dict[tuple[str, str], list[float]] = {k: [] for k in keys}
-    walls: dict[tuple[str, str], list[float]] = {k: [] for k in keys}
-    cpus: dict[tuple[str, str], list[float]] = {k: [] for k in keys}
+    #: table -> (mode, case) -> one figure per process (warm ones: the mean of its warm compiles, so a
+    #: full garbage collection, which lands in one compile or another, counts once per process)
+    names = ("first", "first_cpu", "first_nogc", "warm", "warm_nogc", "gc", "walls", "cpus")
+    got: dict[str, dict[tuple[str, str], list[float]]] = {n: {k: [] for k in keys} for n in names}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for r in range(args.rounds):
             order = keys[:]
             random.shuffle(order)
             for mode, case in order:
-                times, cpu_times, wall, cpu = run_once(mode, case, args.repeat, tmp, args.backend)
-                first[mode, case].append(times[0])
-                first_cpu[mode, case].append(cpu_times[0])
-                warm[mode, case] += times[1:]
-                walls[mode, case].append(wall)
-                cpus[mode, case].append(cpu)
+                t = run_once(mode, case, args.repeat, tmp, args.backend)
+                k = (mode, case)
+                got["first"][k].append(t.walls[0])
+                got["first_cpu"][k].append(t.cpus[0])
+                got["first_nogc"][k].append(t.cpus[0] - t.gcs[0])
+                if len(t.walls) > 1:
+                    got["warm"][k].append(statistics.mean(t.cpus[1:]))
+                    nogc = [c - g for c, g in zip(t.cpus, t.gcs, strict=True)]
+                    got["warm_nogc"][k].append(statistics.mean(nogc[1:]))
+                got["gc"][k].append(statistics.mean(t.gcs))
+                got["walls"][k].append(t.process_wall)
+                got["cpus"][k].append(t.process_cpu)
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    first, first_cpu, warm, walls, cpus = (got[n] for n in ("first", "first_cpu", "warm", "walls", "cpus"))
     med = statistics.median
     base = "plain python"
 
@@ -213,13 +231,24 @@ def main() -> None:
 
     print(f"seed case, {args.backend} backend, CPU; {args.rounds} rounds; every process fresh; medians; "
           f"ratio to {base}\n")
-    print("Compile time (the first call of the compiled model; wall, and CPU time of the compiling thread):\n")
+    print("Compile time (the first call of the compiled model; wall, and CPU time of the compiling thread; "
+          "warm: its CPU time, the mean of a process's warm compiles):\n")
     print("| mode | first, parametrized | ratio | first, plain | ratio | CPU, parametrized | ratio | CPU, plain "
           "| ratio | warm, parametrized | ratio | warm, plain | ratio |")
     print("|---|" + "---|" * 12)
     for mode in modes:
         cells = [cell(first, mode, "parametrized"), cell(first, mode, "plain"), cell(first_cpu, mode, "parametrized"),
                  cell(first_cpu, mode, "plain"), cell(warm, mode, "parametrized"), cell(warm, mode, "plain")]
+        print(f"| {mode} | " + " | ".join(cells) + " |")
+    print("\nThe same, less the garbage collector's time in each compile (a full collection, ~0.15 s on the "
+          "seed, lands in whichever compile crosses its threshold: anything else that allocates moves it), "
+          "and the collector's time per compile (mean over every compile of a process):\n")
+    print("| mode | CPU less GC, first, parametrized | ratio | CPU less GC, first, plain | ratio | CPU less GC, warm, "
+          "parametrized | ratio | CPU less GC, warm, plain | ratio | GC per compile, parametrized | ratio "
+          "| GC per compile, plain | ratio |")
+    print("|---|" + "---|" * 12)
+    for mode in modes:
+        cells = [cell(got[n], mode, c) for n in ("first_nogc", "warm_nogc", "gc") for c in CASES]
         print(f"| {mode} | " + " | ".join(cells) + " |")
     print("\nWhole process, every output written (wall, and CPU of the whole process tree):\n")
     print("| mode | wall, parametrized | ratio | wall, plain | ratio | CPU, parametrized | ratio | CPU, plain "

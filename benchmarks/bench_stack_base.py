@@ -1,0 +1,113 @@
+"""How deep the script runs changes the plain seed's compile time, with no profiler at all.
+
+CPython 3.11 keeps frames in a data stack of 16 KiB chunks and frees a chunk as soon as it empties,
+so a call that oscillates across a chunk boundary maps and unmaps a chunk on every crossing. Where
+that boundary falls in Dynamo's recursion depends on how much stack lies under the script:
+``python script.py`` runs it on the first frame, ``dynaprof run`` under its boot frames. This
+runs the plain seed's warm compiles in fresh processes of plain ``python``, with the compile loop
+N extra frames deep, interleaved, and under ``dynaprof run`` with no hook but the compile windows;
+with ``strace`` present, it also counts the ``munmap`` calls of one process per row.
+
+    .venv/bin/python benchmarks/bench_stack_base.py --rounds 6 --depths 0,2,4,6
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LINE = re.compile(r"^compile (\d+): cpu ([\d.]+) ms$", re.M)
+MUNMAP = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?munmap$", re.M)
+
+
+def child(compiles: int, depth: int) -> None:
+    """In the measured process: the plain seed compiled ``compiles`` times, ``depth`` frames deep."""
+    sys.path.insert(0, str(ROOT / "samples"))
+    import parametrized_linear as seed
+    import torch
+
+    args = argparse.Namespace(layers=32, width=128, backend="eager", fold=False)
+
+    def loop() -> None:
+        for i in range(compiles):
+            gc.collect()  # each compile starts from the same heap: a full collection lands in none
+            seed.compile_once(False, args, torch.device("cpu"))
+            print(f"compile {i}: cpu {args.last_cpu_s * 1000:.1f} ms", flush=True)
+
+    def nest(k: int) -> None:
+        loop() if k == 0 else nest(k - 1)
+
+    nest(depth)
+
+
+def command(row: str, compiles: int, out: Path) -> list[str]:
+    me = [str(Path(__file__).resolve()), "--child", "--compiles", str(compiles)]
+    if row == "dynaprof run":
+        return [sys.executable, "-m", "dynaprof", "run", "-q", "--force", "--sampler", "none", "-o", str(out), *me,
+                "--depth", "0"]
+    return [sys.executable, *me, "--depth", row.split()[-1]]
+
+
+def measure(cmd: list[str], env: dict[str, str]) -> list[float]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
+    return [float(m.group(2)) for m in LINE.finditer(proc.stdout)]
+
+
+def munmaps(cmd: list[str], env: dict[str, str]) -> int | None:
+    if shutil.which("strace") is None:
+        return None
+    proc = subprocess.run(["strace", "-f", "-c", "-e", "trace=munmap", *cmd], capture_output=True, text=True,
+                          env=env, cwd=ROOT)
+    m = MUNMAP.search(proc.stderr)
+    return int(m.group(1)) if m else None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--depth", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--compiles", type=int, default=6, help="compiles per process (the first is not counted)")
+    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--depths", default="0,2,4,6", help="extra frames under the compile loop, comma-separated")
+    args = ap.parse_args()
+    if args.child:
+        child(args.compiles, args.depth)
+        return
+    rows = [f"python, depth {d}" for d in args.depths.split(",")] + ["dynaprof run"]
+    env = {k: v for k, v in os.environ.items() if k != "DYNAPROF_HOOKS"}
+    env["DYNAPROF_HOOKS"] = "none"  # dynaprof run: the compile windows only (plain python ignores it)
+    got: dict[str, list[float]] = {r: [] for r in rows}
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "run"
+        for r in range(args.rounds):
+            for row in random.sample(rows, len(rows)):
+                got[row].append(statistics.median(measure(command(row, args.compiles, out), env)[1:]))
+            print(f"round {r + 1}/{args.rounds} done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+        unmapped = {row: munmaps(command(row, args.compiles, out), env) for row in rows}
+    base = statistics.median(got[rows[0]])
+    print(f"Plain seed, eager, {args.compiles - 1} warm compiles per process (gc.collect() before each), "
+          f"{args.rounds} fresh processes per row, interleaved; CPU time of the compiling thread, median\n")
+    print("| how the script runs | warm compile | ratio | munmap calls, one process (dynaprof run: its whole tree) |")
+    print("|---|---|---|---|")
+    for row in rows:
+        v = statistics.median(got[row])
+        n = unmapped[row]
+        print(f"| {row} | {v:.0f} ms | {v / base:.2f}x | {'n/a (no strace)' if n is None else f'{n:,}'} |")
+
+
+if __name__ == "__main__":
+    main()
