@@ -22,9 +22,7 @@ def call_site(limit: int = 12) -> list[list[Any]]:
     out = []
     f = sys._getframe(2)
     while f is not None:
-        # the child's bootstrap (``python -c ...``) is the outermost frame, <string>:1: not user code
-        boot = f.f_back is None and f.f_code.co_filename == "<string>"
-        if not boot and _user_frame(f.f_code.co_filename):
+        if _user_frame(f.f_code.co_filename):
             out.append([f.f_code.co_name, f.f_code.co_filename, f.f_lineno])
         f = f.f_back  # type: ignore[assignment]
     return list(reversed(out[:limit]))

@@ -1,7 +1,9 @@
 """The profiled process: runs the user's script as ``python script.py`` would, with hooks.
 
-Started by ``dynaprof.capture.launcher`` as ``python -c <boot> ...`` with its configuration in
-the ``DYNAPROF_CHILD`` environment variable. It writes the journal; the parent assembles it.
+Started by ``dynaprof.capture.launcher`` as ``python script.py ...`` itself, with its
+configuration in the ``DYNAPROF_CHILD`` environment variable; ``capture/boot/sitecustomize.py``
+calls ``boot`` before the interpreter runs the script. It writes the journal; the parent
+assembles it.
 Torch hooks are installed the moment the script first imports ``torch._dynamo`` (so a script
 that never compiles pays nothing, and torch is never imported earlier than the script does).
 """
@@ -9,22 +11,16 @@ that never compiles pays nothing, and torch is never imported earlier than the s
 from __future__ import annotations
 
 import atexit
-import importlib.abc
-import importlib.machinery
-import io
 import json
 import os
 import platform
-import runpy
 import signal
 import socket
 import sys
 import threading
 import time
-import traceback
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from dynaprof.capture.core import IN_PROCESS, Capture, CaptureOptions, DynamoWatcher, int_env
@@ -75,7 +71,7 @@ class Child:
             self.t0_ns,
             cfg.capture_options(),
         )
-        self.exit_status = 0
+        self.exit_status: int | None = 0
         self.end_reason = "exited"
         self._finished = False
 
@@ -118,6 +114,8 @@ class Child:
         if self._finished:
             return
         self._finished = True
+        if self.end_reason == "exited":
+            self.exit_status, self.end_reason = _outcome()
         self.capture.finish_records()
         self.capture.end(self.exit_status, self.end_reason)
 
@@ -127,6 +125,9 @@ class Child:
         self.capture.forked()
         self._finished = True
 
+    def _argv0(self) -> str:
+        return self.cfg.target if self.cfg.kind == "script" else "-m"
+
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         self.exit_status = 128 + signum
         self.end_reason = "signal"
@@ -134,82 +135,23 @@ class Child:
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 
-    # -- running the target like the interpreter does --------------------------------------------
-    def _argv0(self) -> str:
-        return self.cfg.target if self.cfg.kind == "script" else "-m"
 
-    def run(self) -> int:
-        cfg = self.cfg
-        try:
-            if cfg.kind == "script":
-                path = cfg.target if os.path.isabs(cfg.target) else os.path.join(os.getcwd(), cfg.target)
-                sys.argv = [cfg.target, *cfg.args]
-                sys.path[0] = os.path.dirname(os.path.realpath(path))
-                _run_script(path)
-            else:
-                sys.argv = ["-m", *cfg.args]  # runpy puts the module's file in argv[0]
-                sys.path[0] = os.getcwd()
-                runpy.run_module(cfg.target, run_name="__main__", alter_sys=True)
-        except SystemExit as e:
-            self.exit_status = _exit_code(e.code)
-        except KeyboardInterrupt as e:
-            _print_exception(e)
-            self.exit_status, self.end_reason = 130, "interrupted"
-        except BaseException as e:
-            _print_exception(e)
-            self.exit_status, self.end_reason = 1, "exception"
-        return self.exit_status
+def _outcome() -> tuple[int | None, str]:
+    """(exit status, reason) as the interpreter ends, from atexit: an uncaught exception was
+    printed and left in ``sys.last_value``; a ``sys.exit`` code is not visible here (None: the
+    parent has the process's own status, which wins)."""
+    exc = getattr(sys, "last_value", None)
+    if isinstance(exc, KeyboardInterrupt):
+        return 130, "interrupted"
+    if isinstance(exc, BaseException):
+        return 1, "exception"
+    return None, "exited"
 
 
-def _run_script(path: str) -> None:
-    """Execute a file as the ``__main__`` module, the way ``python path`` does (runpy.run_path
-    would rewrite sys.argv[0] and keep __file__ relative, unlike the interpreter)."""
-    import builtins
-    import types
-
-    with io.open_code(path) as fh:
-        source = fh.read()
-    code = compile(source, path, "exec", dont_inherit=True)
-    main = types.ModuleType("__main__")
-    main.__file__ = path
-    main.__builtins__ = builtins  # type: ignore[attr-defined]
-    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
-    main.__spec__ = None
-    main.__package__ = None
-    main.__cached__ = None  # type: ignore[attr-defined]
-    sys.modules["__main__"] = main
-    exec(code, main.__dict__)
-
-
-def _exit_code(code: object) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    print(code, file=sys.stderr)
-    return 1
-
-
-def _print_exception(exc: BaseException) -> None:
-    """Print like the interpreter would: the traceback starts at the user's code."""
-    tb: TracebackType | None = exc.__traceback__
-    skip = (os.path.abspath(__file__), os.path.abspath(runpy.__file__))
-    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) in skip:
-        tb = tb.tb_next
-    exc.__traceback__ = tb  # the default excepthook prints the exception's own traceback
-    try:
-        sys.excepthook(type(exc), exc, tb)
-    except Exception:
-        traceback.print_exception(type(exc), exc, tb)
-    sys.stderr.flush()
-
-
-def main() -> None:
+def boot() -> None:
+    """Start the capture in the interpreter that is about to run the script (from ``sitecustomize``)."""
     raw = os.environ.pop(CONFIG_ENV, None)
     if raw is None:
         print("dynaprof: the capture child needs its configuration", file=sys.stderr)
         sys.exit(2)
-    cfg = ChildConfig(**json.loads(raw))
-    child = Child(cfg)
-    child.start()
-    sys.exit(child.run())
+    Child(ChildConfig(**json.loads(raw))).start()

@@ -24,11 +24,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType
 
+from dynaprof.capture.boot.sitecustomize import ROOT_ENV, SAVED_PATH_ENV
 from dynaprof.capture.child import CONFIG_ENV, ChildConfig
 from dynaprof.capture.progress import PROGRESS_ENV, Progress
 
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
-_BOOT = "import sys; sys.path.append({root!r}); from dynaprof.capture.child import main; main()"
+#: holds the child's ``sitecustomize`` (``capture/boot/sitecustomize.py``), put first on PYTHONPATH
+_BOOT_DIR = str(Path(__file__).resolve().parent / "boot")
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -82,6 +84,13 @@ def _forward_signals(proc: subprocess.Popen[bytes]) -> Iterator[list[int]]:
             signal.signal(s, h)
 
 
+def interpreter_command(cfg: ChildConfig) -> list[str]:
+    """``python script.py args`` or ``python -m module args``: what the user would have typed."""
+    if cfg.kind == "module":
+        return [sys.executable, "-m", cfg.target, *cfg.args]
+    return [sys.executable, cfg.target, *cfg.args]
+
+
 def launch(
     cfg: ChildConfig, on_started: Callable[[int], None] | None = None, progress: Progress | None = None,
     extra_env: dict[str, str] | None = None, output: Path | None = None,
@@ -91,6 +100,12 @@ def launch(
     env = dict(os.environ)
     env.update(extra_env or {})
     env[CONFIG_ENV] = json.dumps(asdict(cfg))
+    # the interpreter runs the script itself; sitecustomize starts the capture, then puts these back
+    env.pop(SAVED_PATH_ENV, None)
+    if "PYTHONPATH" in env:
+        env[SAVED_PATH_ENV] = env["PYTHONPATH"]
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_BOOT_DIR, env.get("PYTHONPATH")) if p)
+    env[ROOT_ENV] = _PACKAGE_PARENT
     if progress is not None:  # the child erases the line itself when a compile ends (no race)
         env[PROGRESS_ENV] = str(progress.flag)
     tty = _foreground_tty() if output is None else None
@@ -98,7 +113,7 @@ def launch(
     try:
         with open(output, "wb") if output is not None else contextlib.nullcontext() as out:
             proc = subprocess.Popen(
-                [sys.executable, "-c", _BOOT.format(root=_PACKAGE_PARENT)],
+                interpreter_command(cfg),
                 env=env,
                 preexec_fn=_take_foreground(tty) if tty is not None else None,
                 stdin=subprocess.DEVNULL if out is not None else None,

@@ -476,7 +476,8 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None)
     end = b.end if b.end is not None else cast(End, {})
     complete = b.end is not None
     exit_status = facts.exit_status if facts.exit_status is not None else opt_int(end.get("exit_status"))
-    if facts.signal is not None and end.get("reason") != "signal":
+    # Ctrl-C the script did not catch: python ends itself with SIGINT once it has printed it
+    if facts.signal is not None and end.get("reason") not in ("signal", "interrupted"):
         reason = "signal"
     elif b.end is not None:
         reason = opt_str(end.get("reason")) or "exited"

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.torch
 
 SCRIPTS = harness.SCRIPTS
 DEMO = SCRIPTS / "finalizer_during_compile.py"
-FAST = ["finalizer_during_compile.py", "grad_modes.py", "generator_cm.py"]
+FAST = ["finalizer_during_compile.py", "grad_modes.py", "generator_cm.py", "interpreter_state.py"]
 LEGACY_ENV: str | None = getattr(stacks, "LEGACY_WALKER_ENV", None)
 
 #: before the walker rewrite, the default walker is the frame-retaining one: the demonstration

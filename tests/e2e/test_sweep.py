@@ -17,6 +17,7 @@ from dynaprof.analysis.growth import growth
 from dynaprof.model.store import load_session
 from dynaprof.model.sweep import load_sweep
 from tests.conftest import ROOT, SAMPLES, run_dynaprof
+from tests.helpers import default_sigint
 
 GROWTH = str(SAMPLES / "compile_growth.py")
 
@@ -45,7 +46,8 @@ def test_ctrl_c_keeps_the_points_that_finished(tmp_path: Path) -> None:
     out = tmp_path / "sweep"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "dynaprof", "sweep", "--param", "N=1,2,3,4,5", "--repeat", "1",
-                             "-o", str(out), str(script)], cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+                             "-o", str(out), str(script)], cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (out / "N-2" / "1.log").exists():
         time.sleep(0.1)  # the first point is done once the second one starts

@@ -1,0 +1,1 @@
+"""The ``dynaprof run`` child's ``sitecustomize`` (this folder goes first on its ``PYTHONPATH``)."""
