@@ -5,8 +5,9 @@ so a call that oscillates across a chunk boundary maps and unmaps a chunk on eve
 that boundary falls in Dynamo's recursion depends on how much stack lies under the script:
 ``python script.py`` runs it on the first frame, ``dynaprof run`` under its boot frames. This
 runs the plain seed's warm compiles in fresh processes of plain ``python``, with the compile loop
-N extra frames deep, interleaved, and under ``dynaprof run`` with no hook but the compile windows;
-with ``strace`` present, it also counts the ``munmap`` calls of one process per row.
+N extra frames deep, interleaved, and under ``dynaprof run`` (sampler off) with no hook but the
+compile windows, and with every hook; with ``strace`` present, it also counts the ``munmap`` calls
+of one process per row (for ``dynaprof run``: of its whole process tree).
 
     .venv/bin/python benchmarks/bench_stack_base.py --rounds 6 --depths 0,2,4,6
 """
@@ -28,6 +29,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LINE = re.compile(r"^compile (\d+): cpu ([\d.]+) ms$", re.M)
+ONLY_HOOKS = "DYNAPROF_HOOKS"  # capture/torch_hooks.py's ONLY_HOOKS_ENV
+WINDOWS_ONLY = "dynaprof run, compile windows only"
+EVERY_HOOK = "dynaprof run, every hook"
 MUNMAP = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?munmap$", re.M)
 
 
@@ -53,10 +57,17 @@ def child(compiles: int, depth: int) -> None:
 
 def command(row: str, compiles: int, out: Path) -> list[str]:
     me = [str(Path(__file__).resolve()), "--child", "--compiles", str(compiles)]
-    if row == "dynaprof run":
+    if row.startswith("dynaprof run"):
         return [sys.executable, "-m", "dynaprof", "run", "-q", "--force", "--sampler", "none", "-o", str(out), *me,
                 "--depth", "0"]
     return [sys.executable, *me, "--depth", row.split()[-1]]
+
+
+def row_env(row: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != ONLY_HOOKS}
+    if row == WINDOWS_ONLY:
+        env[ONLY_HOOKS] = "none"  # the compile windows only
+    return env
 
 
 def measure(cmd: list[str], env: dict[str, str]) -> list[float]:
@@ -86,22 +97,20 @@ def main() -> None:
     if args.child:
         child(args.compiles, args.depth)
         return
-    rows = [f"python, depth {d}" for d in args.depths.split(",")] + ["dynaprof run"]
-    env = {k: v for k, v in os.environ.items() if k != "DYNAPROF_HOOKS"}
-    env["DYNAPROF_HOOKS"] = "none"  # dynaprof run: the compile windows only (plain python ignores it)
+    rows = [f"python, depth {d}" for d in args.depths.split(",")] + [WINDOWS_ONLY, EVERY_HOOK]
     got: dict[str, list[float]] = {r: [] for r in rows}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "run"
         for r in range(args.rounds):
             for row in random.sample(rows, len(rows)):
-                got[row].append(statistics.median(measure(command(row, args.compiles, out), env)[1:]))
+                got[row].append(statistics.median(measure(command(row, args.compiles, out), row_env(row))[1:]))
             print(f"round {r + 1}/{args.rounds} done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
-        unmapped = {row: munmaps(command(row, args.compiles, out), env) for row in rows}
+        unmapped = {row: munmaps(command(row, args.compiles, out), row_env(row)) for row in rows}
     base = statistics.median(got[rows[0]])
     print(f"Plain seed, eager, {args.compiles - 1} warm compiles per process (gc.collect() before each), "
           f"{args.rounds} fresh processes per row, interleaved; CPU time of the compiling thread, median\n")
-    print("| how the script runs | warm compile | ratio | munmap calls, one process (dynaprof run: its whole tree) |")
+    print("| how the script runs | warm compile | ratio | munmap calls, one process |")
     print("|---|---|---|---|")
     for row in rows:
         v = statistics.median(got[row])
