@@ -58,14 +58,14 @@ def _print_failure() -> None:
 
 def _start_capture() -> None:
     root = os.environ.pop(ROOT_ENV, None)
-    added = root is not None and root not in sys.path
-    if root is not None and added:
-        sys.path.append(root)  # only to import dynaprof: its submodules load from its __path__ later
+    added = root if root is not None and root not in sys.path else None
+    if added is not None:
+        sys.path.append(added)  # only to import dynaprof: its submodules load from its __path__ later
     try:
         from dynaprof.capture.child import boot
     finally:
-        if root is not None and added:
-            sys.path.remove(root)
+        if added is not None:
+            sys.path.remove(added)
     boot()
 
 
