@@ -7,7 +7,10 @@ that boundary falls in Dynamo's recursion depends on how much stack lies under t
 runs the plain seed's warm compiles in fresh processes of plain ``python``, with the compile loop
 N extra frames deep, interleaved, and under ``dynaprof run`` (sampler off) with no hook but the
 compile windows, and with every hook; with ``strace`` present, it also counts the ``munmap`` calls
-of one process per row (for ``dynaprof run``: of its whole process tree).
+of one process per row (for ``dynaprof run``: of its whole process tree), and with the default
+sampler. Each compile starts after a ``gc.collect()`` (``--keep-gc``: not, so a full collection
+lands in whichever compile crosses the threshold, as in a real script); the collector's time in
+each compile is reported apart.
 
     .venv/bin/python benchmarks/bench_stack_base.py --rounds 6 --depths 0,2,4,6
 """
@@ -28,14 +31,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LINE = re.compile(r"^compile (\d+): cpu ([\d.]+) ms$", re.M)
+LINE = re.compile(r"^compile (\d+): cpu ([\d.]+) ms, gc ([\d.]+) ms$", re.M)
 ONLY_HOOKS = "DYNAPROF_HOOKS"  # capture/torch_hooks.py's ONLY_HOOKS_ENV
 WINDOWS_ONLY = "dynaprof run, compile windows only"
 EVERY_HOOK = "dynaprof run, every hook"
+DEFAULT = "dynaprof run, default sampler"
 MUNMAP = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?munmap$", re.M)
 
 
-def child(compiles: int, depth: int) -> None:
+def child(compiles: int, depth: int, collect: bool) -> None:
     """In the measured process: the plain seed compiled ``compiles`` times, ``depth`` frames deep."""
     sys.path.insert(0, str(ROOT / "samples"))
     import parametrized_linear as seed
@@ -45,9 +49,10 @@ def child(compiles: int, depth: int) -> None:
 
     def loop() -> None:
         for i in range(compiles):
-            gc.collect()  # each compile starts from the same heap: a full collection lands in none
+            if collect:
+                gc.collect()  # each compile starts from the same heap: a full collection lands in none
             seed.compile_once(False, args, torch.device("cpu"))
-            print(f"compile {i}: cpu {args.last_cpu_s * 1000:.1f} ms", flush=True)
+            print(f"compile {i}: cpu {args.last_cpu_s * 1000:.1f} ms, gc {args.last_gc_s * 1000:.1f} ms", flush=True)
 
     def nest(k: int) -> None:
         loop() if k == 0 else nest(k - 1)
@@ -55,11 +60,11 @@ def child(compiles: int, depth: int) -> None:
     nest(depth)
 
 
-def command(row: str, compiles: int, out: Path) -> list[str]:
-    me = [str(Path(__file__).resolve()), "--child", "--compiles", str(compiles)]
+def command(row: str, compiles: int, collect: bool, out: Path) -> list[str]:
+    me = [str(Path(__file__).resolve()), "--child", "--compiles", str(compiles), *([] if collect else ["--keep-gc"])]
     if row.startswith("dynaprof run"):
-        return [sys.executable, "-m", "dynaprof", "run", "-q", "--force", "--sampler", "none", "-o", str(out), *me,
-                "--depth", "0"]
+        sampler = [] if row == DEFAULT else ["--sampler", "none"]
+        return [sys.executable, "-m", "dynaprof", "run", "-q", "--force", *sampler, "-o", str(out), *me, "--depth", "0"]
     return [sys.executable, *me, "--depth", row.split()[-1]]
 
 
@@ -70,11 +75,12 @@ def row_env(row: str) -> dict[str, str]:
     return env
 
 
-def measure(cmd: list[str], env: dict[str, str]) -> list[float]:
+def measure(cmd: list[str], env: dict[str, str]) -> list[tuple[float, float]]:
+    """Each compile's (CPU ms, collector ms)."""
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
-    return [float(m.group(2)) for m in LINE.finditer(proc.stdout)]
+    return [(float(m.group(2)), float(m.group(3))) for m in LINE.finditer(proc.stdout)]
 
 
 def munmaps(cmd: list[str], env: dict[str, str]) -> int | None:
@@ -93,29 +99,39 @@ def main() -> None:
     ap.add_argument("--compiles", type=int, default=6, help="compiles per process (the first is not counted)")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--depths", default="0,2,4,6", help="extra frames under the compile loop, comma-separated")
+    ap.add_argument("--keep-gc", action="store_true", help="no gc.collect() before each compile")
     args = ap.parse_args()
+    collect = not args.keep_gc
     if args.child:
-        child(args.compiles, args.depth)
+        child(args.compiles, args.depth, collect)
         return
-    rows = [f"python, depth {d}" for d in args.depths.split(",")] + [WINDOWS_ONLY, EVERY_HOOK]
-    got: dict[str, list[float]] = {r: [] for r in rows}
+    rows = [f"python, depth {d}" for d in args.depths.split(",")] + [WINDOWS_ONLY, EVERY_HOOK, DEFAULT]
+    cpu: dict[str, list[float]] = {r: [] for r in rows}  # per process: the median warm compile
+    less_gc: dict[str, list[float]] = {r: [] for r in rows}  # the same, less the collector's time
+    gc_ms: dict[str, list[float]] = {r: [] for r in rows}  # the collector's mean time per warm compile
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "run"
         for r in range(args.rounds):
             for row in random.sample(rows, len(rows)):
-                got[row].append(statistics.median(measure(command(row, args.compiles, out), row_env(row))[1:]))
+                warm = measure(command(row, args.compiles, collect, out), row_env(row))[1:]
+                cpu[row].append(statistics.median(c for c, _ in warm))
+                less_gc[row].append(statistics.median(c - g for c, g in warm))
+                gc_ms[row].append(statistics.mean(g for _, g in warm))
             print(f"round {r + 1}/{args.rounds} done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
-        unmapped = {row: munmaps(command(row, args.compiles, out), row_env(row)) for row in rows}
-    base = statistics.median(got[rows[0]])
-    print(f"Plain seed, eager, {args.compiles - 1} warm compiles per process (gc.collect() before each), "
-          f"{args.rounds} fresh processes per row, interleaved; CPU time of the compiling thread, median\n")
-    print("| how the script runs | warm compile | ratio | munmap calls, one process |")
-    print("|---|---|---|---|")
+        unmapped = {row: munmaps(command(row, args.compiles, collect, out), row_env(row)) for row in rows}
+    med = statistics.median
+    base, base_less = med(cpu[rows[0]]), med(less_gc[rows[0]])
+    print(f"Plain seed, eager, {args.compiles - 1} warm compiles per process"
+          f"{' (gc.collect() before each)' if collect else ''}, {args.rounds} fresh processes per row, interleaved; "
+          "CPU time of the compiling thread, median\n")
+    print("| how the script runs | warm compile | ratio | less GC | ratio | GC per compile "
+          "| munmap calls, one process |")
+    print("|---|---|---|---|---|---|---|")
     for row in rows:
-        v = statistics.median(got[row])
-        n = unmapped[row]
-        print(f"| {row} | {v:.0f} ms | {v / base:.2f}x | {'n/a (no strace)' if n is None else f'{n:,}'} |")
+        v, w, n = med(cpu[row]), med(less_gc[row]), unmapped[row]
+        print(f"| {row} | {v:.0f} ms | {v / base:.2f}x | {w:.0f} ms | {w / base_less:.2f}x | {med(gc_ms[row]):.0f} ms "
+              f"| {'n/a (no strace)' if n is None else f'{n:,}'} |")
 
 
 if __name__ == "__main__":
