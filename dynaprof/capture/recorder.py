@@ -128,6 +128,8 @@ class CompileRecorder:
         self._key_by_cid: dict[str, str] = {}  # latest key given to each compile id
         self.markers = Markers()
         self.traced = TracedStacks()
+        self.tx_hooked = False  # hooks.traced_stack's push/pop wrappers are in place
+        self.count_inlines = False  # the ``inlines`` step: count each translator above the root
         self.spans = TracedStacks()  # ids of torch's open timed spans, per thread
         self.causes = TracedStacks()  # cause ids of the FX nodes being worked on, per thread
         self._cause_keys: dict[int, FunctionKey] = {}

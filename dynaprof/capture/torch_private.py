@@ -63,6 +63,7 @@ _CF = "torch._dynamo.convert_frame"
 _SC = "torch._dynamo.symbolic_convert"
 _DU = "torch._dynamo.utils"
 _INTERNAL = "torch._logging._internal"
+_OG = "torch._dynamo.output_graph.OutputGraph"
 #: every private name of torch the capture layer reaches (``_private`` modules and the attributes
 #: it reads or patches of them, the modules it waits for in ``sys.modules``), by the hook step
 #: (``torch_hooks.STEPS``) or capture module that needs it. ``tests/unit/test_private_names.py``
@@ -74,7 +75,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     *_names("reset", "torch._dynamo.reset"),
     *_names("properties", "torch._dynamo.variables.user_defined.UserDefinedObjectVariable.resolve_data_descriptor",
             since="2.5"),
-    *_names("traced_stack", f"{_SC}.InstructionTranslatorBase.run"),
+    *_names("traced_stack", f"{_OG}.push_tx", f"{_OG}.pop_tx"),
     *_names("provenance", "torch.fx.interpreter.Interpreter._set_current_node",
             "torch._inductor.graph.GraphLowering.set_current_node",
             "torch._inductor.scheduler.Scheduler.create_scheduler_node",
@@ -85,7 +86,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     *_names("kernel_cache", "torch._inductor.codecache.write", "torch._inductor.codecache.CppCodeCache",
             "torch._inductor.codecache._worker_compile_cpp"),
     *_names("guard_causes", "torch._guards.Guard.create"),
-    *_names("inlines", f"{_SC}.InliningInstructionTranslator.inline_call"),
+    *_names("inlines", f"{_OG}.push_tx", f"{_OG}.pop_tx"),
     *_names("graph_breaks", "torch._guards.TracingContext.extract_stack",
             "torch._dynamo.output_graph.OutputGraph.compile_subgraph"),  # the sites where log_graph_break is missing
     *_names("graph_breaks", f"{_SC}.InstructionTranslatorBase.log_graph_break",

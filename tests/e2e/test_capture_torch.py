@@ -118,3 +118,54 @@ def test_every_hook_installs_or_says_why_not_naming_the_torch() -> None:
                if all(has_private_name(n.name) for n in PRIVATE_NAMES if n.used_by == s and not n.optional)}
     assert sorted(has_all - set(got["hooks"]) - SILENT) == [], got["warnings"]
     assert {"compile_windows", "metrics", "traced_stack", "inlines", "calls", "markers"} <= set(got["hooks"])
+
+
+_DEPTH_PROBE = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    import torch
+    import dynaprof
+    from dynaprof.capture.stacks import FunctionTable
+    from dynaprof.capture.torch_hooks import Recorder
+
+    rec = Recorder([].append, 0, FunctionTable())
+    rec.install(inline_profile=False)
+    ours = str(Path(dynaprof.__file__).parent)
+    seen = {{}}
+
+    def probe(x):  # in the graph: Dynamo runs it on fake tensors while it traces the innermost call
+        f, n = sys._getframe(1), 0
+        while f is not None:
+            n += f.f_code.co_filename.startswith(ours)
+            f = f.f_back
+        seen[depth] = max(n, seen.get(depth, 0))  # the graph calls it again at run time
+        return x + 1
+
+    torch.compiler.allow_in_graph(probe)
+
+    def nest(k):
+        def call(x):
+            return probe(x) if k == 0 else nest(k - 1)(x)
+        return call
+
+    for depth in {depths}:
+        torch._dynamo.reset()
+        torch.compile(nest(depth), backend="eager")(torch.randn(4))
+    print(json.dumps({{"seen": seen, "hooks": rec.hooks}}))
+    """
+)
+
+
+def test_no_frame_of_ours_per_inlining_level() -> None:
+    """While Dynamo traces a call N inlined levels deep, the stack holds as many of dynaprof's frames
+    at N = 12 as at N = 1: a frame per level moves CPython 3.11's frame-stack chunk boundaries,
+    which costs a plain compile up to a fifth of its time (docs/performance.md)."""
+    script = _DEPTH_PROBE.format(depths=[1, 12])
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert {"traced_stack", "inlines", "properties"} <= set(got["hooks"])
+    assert set(got["seen"]) == {"1", "12"}, got  # the probe ran at both depths
+    assert got["seen"]["12"] == got["seen"]["1"], got["seen"]

@@ -1,6 +1,13 @@
-"""``InstructionTranslatorBase.run``: the traced user stack for samples (pushed and popped as ids on
-``TracedStacks``: samples never read frame locals) and the attempt index (one root translator runs
-per attempt)."""
+"""``OutputGraph.push_tx`` and ``pop_tx``, which every translator's ``run`` calls as it starts and in
+its ``finally``: the traced user stack for samples (ids pushed and popped on ``TracedStacks``:
+samples never read frame locals), the attempt index (one root translator runs per attempt) and,
+for the ``inlines`` step, the inlined calls per attempt (each translator above the root is one
+inlined call that Dynamo traced; a restart throws the earlier attempts' away).
+
+Hooked at the push and the pop rather than around ``run``: a wrapper around ``run`` leaves a frame
+of dynaprof's on the stack for each inlining level, which moves where CPython 3.11's frame data
+stack crosses its 16 KiB chunks and made a plain compile map and unmap chunks twice as often
+(``docs/performance.md``, "the frame stack")."""
 
 from __future__ import annotations
 
@@ -13,25 +20,42 @@ from dynaprof.capture.torch_private import _private
 
 
 def install_traced_stack(recorder: CompileRecorder) -> None:
-    ITB = _private("torch._dynamo.symbolic_convert").InstructionTranslatorBase
+    hook_translator_push_pop(recorder)
 
-    orig = ITB.run
-    traced = recorder.traced
 
-    @functools.wraps(orig)
-    def run(tx: Any, *a: Any, **k: Any) -> Any:
+def hook_translator_push_pop(recorder: CompileRecorder) -> None:
+    """Wrap ``push_tx``/``pop_tx`` once per process; ``recorder.count_inlines`` turns the count on."""
+    if recorder.tx_hooked:
+        return
+    OG = _private("torch._dynamo.output_graph").OutputGraph
+    orig_push, orig_pop = OG.push_tx, OG.pop_tx
+    traced, table = recorder.traced, recorder.table
+
+    @functools.wraps(orig_push)
+    def push_tx(output: Any, tx: Any) -> Any:
+        got = orig_push(output, tx)
         tid = threading.get_ident()
         win = recorder.current(tid)
         code = getattr(tx, "f_code", None)
         if win is None or code is None:
-            return orig(tx, *a, **k)
+            return got
         if traced.depth(tid) <= win.traced_base:  # the root translator: one per attempt
             win.root_runs += 1
             win.attempt = win.root_runs - 1
-        depth = traced.enter(tid, recorder.table.code_id(code, "traced"))
-        try:
-            return orig(tx, *a, **k)
-        finally:
-            traced.exit(tid, depth)
+        elif recorder.count_inlines:
+            win.inlines += 1
+            win.inlines_by_attempt[win.attempt] = win.inlines_by_attempt.get(win.attempt, 0) + 1
+        traced.enter(tid, table.code_id(code, "traced"))
+        return got
 
-    ITB.run = run
+    @functools.wraps(orig_pop)
+    def pop_tx(output: Any) -> Any:
+        tx = orig_pop(output)
+        tid = threading.get_ident()
+        code = getattr(tx, "f_code", None)
+        if code is not None and recorder.current(tid) is not None:
+            traced.exit_value(tid, table.code_id(code, "traced"))  # and what an exception left above it
+        return tx
+
+    OG.push_tx, OG.pop_tx = push_tx, pop_tx
+    recorder.tx_hooked = True
