@@ -47,6 +47,7 @@ from dynaprof.capture.torch_private import _private
 from dynaprof.fmt import stored_s
 from dynaprof.model.environment import compile_env, redact_argv
 from dynaprof.model.journal import JOURNAL_SCHEMA, JournalRecord, StackItem, Start
+from dynaprof.model.journal import Sampler as SamplerRecord
 from dynaprof.version import __version__
 
 if TYPE_CHECKING:
@@ -218,16 +219,17 @@ class Capture:
         try:
             if self.sampler is not None:
                 self.sampler.stop()
-                self.journal.write(
-                    {
-                        "t": "sampler",
-                        "source": "builtin",
-                        "requested_hz": self.options.rate_hz,
-                        "seconds": self.sampler.window_seconds,
-                        "errors": self.sampler.errors,
-                        "notes": self.sampler.notes,
-                    }
-                )
+                totals: SamplerRecord = {
+                    "t": "sampler",
+                    "source": "builtin",
+                    "requested_hz": self.options.rate_hz,
+                    "seconds": self.sampler.window_seconds,
+                    "errors": self.sampler.errors,
+                    "notes": self.sampler.notes,
+                }
+                if self.sampler.lowest_hz < self.sampler.max_hz:
+                    totals["adapted_hz"] = [round(self.sampler.lowest_hz, 1), round(self.sampler.rate_hz, 1)]
+                self.journal.write(totals)
             if rec is not None:
                 rec.flush_guards()
                 if "calls" in rec.hooks:

@@ -18,7 +18,7 @@ from dynaprof.fmt import plural, stored_s
 from dynaprof.ingest import kernel_split, kernel_waits
 from dynaprof.ingest.cache_keys import JournalLookups
 from dynaprof.ingest.frame_samples import clip_samples, sampled_attempts
-from dynaprof.ingest.journal_values import add_count, location, or_default, property_trace
+from dynaprof.ingest.journal_values import add_count, location, or_default, property_trace, rates_pair
 from dynaprof.ingest.kernel_match import PlainKernels, plain_kernels
 from dynaprof.ingest.prof_files import total_calls
 from dynaprof.ingest.times import iso_utc
@@ -116,6 +116,7 @@ class _SamplerTotals:
     seconds: float | None
     requested_hz: float | None
     errors: int
+    adapted_hz: list[float]
 
 
 class _Builder:
@@ -430,7 +431,7 @@ class _Builder:
     def _on_sampler(self, r: Sampler) -> None:
         self.sampler = _SamplerTotals(
             opt_str(r.get("source")), opt_num(r.get("seconds")), opt_num(r.get("requested_hz")),
-            max(0, opt_int(r.get("errors")) or 0),
+            max(0, opt_int(r.get("errors")) or 0), rates_pair(r.get("adapted_hz")),
         )  # fmt: skip
         for note in strs(r.get("notes")):
             self._warn(note)
@@ -560,11 +561,11 @@ def _samples(b: _Builder, facts: ParentFacts, stacks: list[Stack]) -> Samples | 
     if facts.sampler == "none" or (b.sampler is None and not stacks):
         return None
     count = sum(s.samples for s in stacks)
-    totals = b.sampler or _SamplerTotals(None, None, None, 0)
+    totals = b.sampler or _SamplerTotals(None, None, None, 0, [])
     window = totals.seconds or 0.0
     achieved = round(count / window, 1) if window > 0 else None
     return Samples(totals.source or facts.sampler, facts.requested_hz or totals.requested_hz or 0.0, achieved, count,
-                   stored_s(sum(s.seconds for s in stacks)), totals.errors, stacks)  # fmt: skip
+                   stored_s(sum(s.seconds for s in stacks)), totals.errors, stacks, totals.adapted_hz)  # fmt: skip
 
 
 def _run_info(b: _Builder, facts: ParentFacts, start: Start, wall: float | None, exit_status: int | None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynaprof.ingest.torch_metrics import num, req_int
+from dynaprof.ingest.torch_metrics import num, opt_num, req_int
 from dynaprof.model.journal import Prop
 from dynaprof.model.session import Location, PropertyTrace
 
@@ -19,6 +19,13 @@ def add_count(have: int | None, value: object) -> int | None:
 def or_default(value: int | None, default: int | None) -> int | None:
     """A record's value where it has one, else what the frame had."""
     return value if value is not None else default
+
+
+def rates_pair(x: Any) -> list[float]:
+    """A sampler record's ``adapted_hz``: [lowest, last] rates, both positive; else none."""
+    rates = [opt_num(v) for v in x] if isinstance(x, list) and len(x) == 2 else []
+    good = [r for r in rates if r is not None and r > 0]
+    return good if len(good) == 2 else []
 
 
 def location(x: Any) -> Location | None:

@@ -40,11 +40,11 @@ from dynaprof.model.cache_keys import CacheLookupRecord as CacheLookupRecord
 from dynaprof.model.cache_keys import KeyPart as KeyPart
 
 #: version of the record shapes; journals written before it existed are 1
-JOURNAL_SCHEMA = 8  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
+JOURNAL_SCHEMA = 9  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
 #: 7: aot_graph records, work records without fx_ops (the ops after AOT autograd, for every AOT backend);
 #: 8: cache_lookup records of the kernel code caches, with their ``kernel``; kernel records' ``users``,
-#: folded records (``dynaprof run --counterfactual``). A new fact of a cache lookup raises it from
-#: ``model.cache_keys.LOOKUP_FACTS`` (its ``since``): ``LOOKUP_SCHEMA``
+#: folded records (``dynaprof run --counterfactual``); 9: the sampler record's ``adapted_hz``. A new
+#: fact of a cache lookup raises it from ``model.cache_keys.LOOKUP_FACTS`` (its ``since``): ``LOOKUP_SCHEMA``
 JOURNAL_SCHEMA = max(JOURNAL_SCHEMA, LOOKUP_SCHEMA)
 
 #: a value kept verbatim (span arguments, ``CompiledFrame.metrics`` entries): see ``is_scalar``
@@ -378,7 +378,9 @@ class Stacks(TypedDict):
 
 
 class Sampler(TypedDict):
-    """The builtin sampler's totals: ``seconds`` inside compile windows, ``errors`` (failed samples)."""
+    """The builtin sampler's totals: ``seconds`` inside compile windows, ``errors`` (failed samples);
+    ``adapted_hz``: the lowest and the last rate used, where the default rate adapted below
+    ``requested_hz`` (schema 9)."""
 
     t: Literal["sampler"]
     source: str
@@ -386,6 +388,7 @@ class Sampler(TypedDict):
     seconds: float
     errors: int
     notes: list[str]
+    adapted_hz: NotRequired[list[float]]
 
 
 class CProfile(TypedDict):

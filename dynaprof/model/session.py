@@ -386,9 +386,8 @@ class Stack:
     traced: list[int]
     samples: int
     seconds: float
-    #: torch's own timed spans open at the sample, outermost first (``span`` entries of the function
-    #: table), and the cause of the FX node AOT autograd / Inductor was working on (a ``cause:*``
-    #: entry, -1 where none); empty / -1 in sessions that predate them
+    #: torch's timed spans open at the sample, outermost first (``span`` entries of the function table),
+    #: and the cause of the FX node AOT autograd / Inductor worked on (a ``cause:*`` entry, -1: none)
     spans: list[int] = field(default_factory=list)
     cause: int = -1
 
@@ -402,6 +401,7 @@ class Samples:
     seconds: float
     errors: int = 0
     stacks: list[Stack] = field(default_factory=list)
+    adapted_hz: list[float] = field(default_factory=list)  # [lowest, last] rate used, where the rate adapted
 
 
 @dataclass

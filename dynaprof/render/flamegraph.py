@@ -41,6 +41,7 @@ from dynaprof.render.flamegraph_diff import diff_flamegraph_svg
 from dynaprof.render.flamegraph_layout import layout
 from dynaprof.render.flamegraph_svg import WIDTH, Frame, Panel, svg_document
 from dynaprof.render.output_names import flamegraph_file
+from dynaprof.render.report_facts import asked_rate
 
 __all__ = [
     "VIEW_DESCRIPTIONS",
@@ -261,7 +262,7 @@ def _stats(session: Session, view: str, frame: str | None, tree: StackNode) -> s
     s = session.samples
     if s is not None:
         rate = f"{s.achieved_hz:,.0f} Hz achieved" if s.achieved_hz is not None else "achieved rate unknown"
-        parts.append(f"{rate} (requested {s.requested_hz:,.0f} Hz, {s.source})")
+        parts.append(f"{rate} ({asked_rate(s)}, {s.source})")
     return " · ".join(parts)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from dynaprof import fmt
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable
 from dynaprof.analysis.derived import Derived, FunctionTime
-from dynaprof.model.session import CompiledFrame, RestartReason, Session, display_id
+from dynaprof.model.session import CompiledFrame, RestartReason, Samples, Session, display_id
 
 
 def traced_function_times(session: Session, derived: Derived | None = None) -> list[FunctionTime]:
@@ -94,12 +94,21 @@ def graph_break_reasons(session: Session) -> list[tuple[str, str, int]]:
     return [(r, loc, n) for (r, loc), n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
+def asked_rate(s: Samples) -> str:
+    """The rate asked for, and what the default rate adapted to where a sample cost too much."""
+    if len(s.adapted_hz) == 2:
+        lo, last = s.adapted_hz
+        used = f"{lo:,.0f} Hz" if round(lo) == round(last) else f"{lo:,.0f}-{last:,.0f} Hz"
+        return f"adapted to {used} from the requested {s.requested_hz:,.0f} Hz"
+    return f"requested {s.requested_hz:,.0f} Hz"
+
+
 def sampler_text(session: Session) -> str:
     s = session.samples
     if s is None:
         return f"{session.capture.sampler} (no samples)"
     rate = f"{s.achieved_hz:,.0f} Hz" if s.achieved_hz is not None else "? Hz"
-    req = f" (requested {s.requested_hz:,.0f} Hz)" if s.requested_hz else ""
+    req = f" ({asked_rate(s)})" if s.requested_hz else ""
     err = f", {s.errors:,} errors" if s.errors else ""
     return f"{s.source} at {rate}{req}, {s.count:,} samples over {fmt.seconds(s.seconds)}{err}"
 

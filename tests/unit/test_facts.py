@@ -126,3 +126,26 @@ def test_a_failure_type_reads_as_its_class_name_on_every_torch() -> None:
     assert fail_type_name("<class 'torch._dynamo.exc.BackendCompilerFailed'>") == "BackendCompilerFailed"  # 2.4
     assert fail_type_name("BackendCompilerFailed") == "BackendCompilerFailed"  # 2.13
     assert fail_type_name("<class 'KeyError'>") == "KeyError" and fail_type_name("") is None
+
+
+def test_an_adapted_rate_is_said_as_adapted_not_as_a_shortfall() -> None:
+    """The default rate lowered to 150 Hz: the session keeps the rates used, and the summary and the
+    flamegraph header say the rate adapted, not that 150 of 1,000 Hz were achieved."""
+    from dynaprof.render.base import RenderContext
+    from dynaprof.render.flamegraph import render_flamegraphs
+    from dynaprof.render.markdown import render_markdown
+
+    stacks = {"t": "stacks", "items": [["0/0", 0, 1, [1], [], 150, 1.0]]}
+    sampler = {"t": "sampler", "source": "builtin", "requested_hz": 1000, "seconds": 1.0, "errors": 0,
+               "notes": [], "adapted_hz": [150.0, 150.0]}
+    s = assemble(_journal(stacks, sampler), FACTS)
+    assert s.samples is not None and s.samples.adapted_hz == [150.0, 150.0]
+    assert "builtin at 150 Hz (adapted to 150 Hz from the requested 1,000 Hz)" in str(
+        render_markdown(RenderContext(s))["summary.md"])
+    svg = str(render_flamegraphs(RenderContext(s))["flame-compiler.svg"])
+    assert "adapted to 150 Hz from the requested 1,000 Hz" in svg and "(requested 1,000 Hz" not in svg
+    for bad in ([150.0], [0, 150.0], ["x", 150.0], 150.0):  # malformed: read as not adapted
+        s = assemble(_journal(stacks, dict(sampler, adapted_hz=bad)), FACTS)
+        assert s.samples is not None and s.samples.adapted_hz == []
+    varying = assemble(_journal(stacks, dict(sampler, adapted_hz=[150.0, 300.0])), FACTS)
+    assert "adapted to 150-300 Hz" in str(render_markdown(RenderContext(varying))["summary.md"])
