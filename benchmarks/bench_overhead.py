@@ -9,7 +9,9 @@ also prints the garbage collector's time in each compile: a full collection land
 compile crosses its threshold, so a profiler's own allocations move it from one compile to
 another; a second table leaves it out, and gives the collector's time per compile. Process wall time is
 measured around the whole command: for dynaprof it includes writing every output, which exist
-when the command returns. Prints a Markdown table of medians and ratios to plain python.
+when the command returns. Prints Markdown tables of medians and ratios to plain python, and of
+each round's ratio to plain python in the same round (median and range), with plain python run
+again as a separate mode: that null control's spread is the noise the method cannot resolve.
 
     .venv/bin/python benchmarks/bench_overhead.py --rounds 5
     .venv/bin/python benchmarks/bench_overhead.py --rounds 3 --modes "plain,default,legacy"
@@ -50,6 +52,8 @@ LINE = re.compile(r"parametrize=(True|False): (\d+) ms(?: \(cpu (\d+) ms(?:, gc 
 #: mode -> (dynaprof run options or None for plain python, extra environment)
 MODES: dict[str, tuple[list[str] | None, dict[str, str]]] = {
     "plain python": (None, {}),
+    #: a null control: plain python again, as a separate mode; its ratio is the method's noise
+    "plain python again (null control)": (None, {}),
     "dynaprof, sampling off": (["--sampler", "none"], {}),
     "dynaprof, default (builtin, adapted rate)": ([], {}),
     "dynaprof, builtin 1 kHz fixed": (["--rate", "1000"], {}),
@@ -188,6 +192,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=4, help="compiles per process (the 2nd and later are warm)")
     ap.add_argument("--backend", default="eager", help="the seed's torch.compile backend (eager, inductor)")
     ap.add_argument("--modes", default="", help="comma-separated subset of mode names (substring match)")
+    ap.add_argument("--json", default="", help="also write every process's figures here, by table|mode|case")
     args = ap.parse_args()
     if args.per_hook:
         per_hook(args.rounds, [c.strip() for c in args.cases.split(",") if c.strip()])
@@ -229,6 +234,10 @@ def main() -> None:
         v, b = med(table[mode, case]), med(table[base, case])
         return f"{v:.3f} s | {v / b:.2f}x"
 
+    def paired(table: dict[tuple[str, str], list[float]], mode: str, case: str) -> str:
+        rs = [v / b for v, b in zip(table[mode, case], table[base, case], strict=True) if b > 0]
+        return f"{med(rs):.2f}x [{min(rs):.2f}-{max(rs):.2f}]" if rs else "n/a"
+
     print(f"seed case, {args.backend} backend, CPU; {args.rounds} rounds; every process fresh; medians; "
           f"ratio to {base}\n")
     print("Compile time (the first call of the compiled model; wall, and CPU time of the compiling thread; "
@@ -250,6 +259,15 @@ def main() -> None:
     for mode in modes:
         cells = [cell(got[n], mode, c) for n in ("first_nogc", "warm_nogc", "gc") for c in CASES]
         print(f"| {mode} | " + " | ".join(cells) + " |")
+    print("\nPaired: each round's ratio to plain python in the same round (the CPU time less the collector's), "
+          "median [lowest-highest] over rounds; the null control's spread is what the method cannot resolve:\n")
+    print("| mode | first, parametrized | first, plain | warm, parametrized | warm, plain |")
+    print("|---|---|---|---|---|")
+    for mode in modes[1:]:
+        cells = [paired(got[n], mode, c) for n in ("first_nogc", "warm_nogc") for c in CASES]
+        print(f"| {mode} | " + " | ".join(cells) + " |")
+    if args.json:
+        Path(args.json).write_text(json.dumps({f"{n}|{m}|{c}": v for n, t in got.items() for (m, c), v in t.items()}))
     print("\nWhole process, every output written (wall, and CPU of the whole process tree):\n")
     print("| mode | wall, parametrized | ratio | wall, plain | ratio | CPU, parametrized | ratio | CPU, plain "
           "| ratio |")
