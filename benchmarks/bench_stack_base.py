@@ -13,6 +13,8 @@ lands in whichever compile crosses the threshold, as in a real script); the coll
 each compile is reported apart.
 
     .venv/bin/python benchmarks/bench_stack_base.py --rounds 6 --depths 0,2,4,6
+    .venv/bin/python benchmarks/bench_stack_base.py --rounds 0 --hooks traced_stack,inlines   # munmaps only
+    .venv/bin/python benchmarks/bench_stack_base.py --rounds 0 --depths 0 --seed-script --hooks traced_stack,inlines
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ ONLY_HOOKS = "DYNAPROF_HOOKS"  # capture/torch_hooks.py's ONLY_HOOKS_ENV
 WINDOWS_ONLY = "dynaprof run, compile windows only"
 EVERY_HOOK = "dynaprof run, every hook"
 DEFAULT = "dynaprof run, default sampler"
+ALONE = " alone"  # a row "dynaprof run, HOOK alone" (``--hooks``): that hook and the compile windows
 MUNMAP = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?munmap$", re.M)
 
 
@@ -60,8 +63,15 @@ def child(compiles: int, depth: int, collect: bool) -> None:
     nest(depth)
 
 
-def command(row: str, compiles: int, collect: bool, out: Path) -> list[str]:
+def command(row: str, compiles: int, collect: bool, out: Path, seed_script: bool = False) -> list[str]:
     me = [str(Path(__file__).resolve()), "--child", "--compiles", str(compiles), *([] if collect else ["--keep-gc"])]
+    if seed_script:  # the sample itself, its compile loop at module level: no depth, no gc.collect()
+        seed = [str(ROOT / "samples" / "parametrized_linear.py"), "--no-parametrize", "--backend", "eager"]
+        me, row = [*seed, "--repeat", str(compiles)], row if row.startswith("dynaprof run") else "python"
+        if row == "python":
+            return [sys.executable, *me]
+        sampler = [] if row == DEFAULT else ["--sampler", "none"]
+        return [sys.executable, "-m", "dynaprof", "run", "-q", "--force", *sampler, "-o", str(out), *me]
     if row.startswith("dynaprof run"):
         sampler = [] if row == DEFAULT else ["--sampler", "none"]
         return [sys.executable, "-m", "dynaprof", "run", "-q", "--force", *sampler, "-o", str(out), *me, "--depth", "0"]
@@ -72,6 +82,8 @@ def row_env(row: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != ONLY_HOOKS}
     if row == WINDOWS_ONLY:
         env[ONLY_HOOKS] = "none"  # the compile windows only
+    elif row.endswith(ALONE):
+        env[ONLY_HOOKS] = row[len("dynaprof run, ") : -len(ALONE)]
     return env
 
 
@@ -100,12 +112,18 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--depths", default="0,2,4,6", help="extra frames under the compile loop, comma-separated")
     ap.add_argument("--keep-gc", action="store_true", help="no gc.collect() before each compile")
+    ap.add_argument("--seed-script", action="store_true",
+                    help="with --rounds 0: count the unmaps of samples/parametrized_linear.py itself")
+    ap.add_argument("--hooks", default="", help="also a row per hook alone (comma-separated names, sampler off)")
     args = ap.parse_args()
     collect = not args.keep_gc
+    if args.seed_script and args.rounds:
+        ap.error("--seed-script counts unmaps only: give --rounds 0")
     if args.child:
         child(args.compiles, args.depth, collect)
         return
     rows = [f"python, depth {d}" for d in args.depths.split(",")] + [WINDOWS_ONLY, EVERY_HOOK, DEFAULT]
+    rows += [f"dynaprof run, {h.strip()}{ALONE}" for h in args.hooks.split(",") if h.strip()]
     cpu: dict[str, list[float]] = {r: [] for r in rows}  # per process: the median warm compile
     less_gc: dict[str, list[float]] = {r: [] for r in rows}  # the same, less the collector's time
     gc_ms: dict[str, list[float]] = {r: [] for r in rows}  # the collector's mean time per warm compile
@@ -119,7 +137,14 @@ def main() -> None:
                 less_gc[row].append(statistics.median(c - g for c, g in warm))
                 gc_ms[row].append(statistics.mean(g for _, g in warm))
             print(f"round {r + 1}/{args.rounds} done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
-        unmapped = {row: munmaps(command(row, args.compiles, collect, out), row_env(row)) for row in rows}
+        unmapped = {row: munmaps(command(row, args.compiles, collect, out, args.seed_script), row_env(row))
+                    for row in rows}
+    if args.rounds == 0:
+        print(f"Plain seed, eager, {args.compiles} compiles in one process a row\n")
+        print("| how the script runs | munmap calls, one process |\n|---|---|")
+        for row in rows:
+            print(f"| {row} | {'n/a (no strace)' if unmapped[row] is None else f'{unmapped[row]:,}'} |")
+        return
     med = statistics.median
     base, base_less = med(cpu[rows[0]]), med(less_gc[rows[0]])
     print(f"Plain seed, eager, {args.compiles - 1} warm compiles per process"
