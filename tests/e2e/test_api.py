@@ -255,3 +255,21 @@ def test_a_forked_child_is_not_profiled(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["1"]  # the parent's compile only; the child wrote nothing
     assert dynaprof.load_session(tmp_path / "run").run.complete
+
+
+def test_a_second_block_names_its_traced_functions_from_its_own_table(tmp_path: Path) -> None:
+    """Each block has its own function table: the traced stack's hooks, installed once, must push
+    the new table's ids, or the second block's traced frames name the first block's functions."""
+    ns: dict[str, Any] = {"torch": torch}
+    exec(compile("def helper_b(x):\n" + "".join("    x = torch.sin(x) * 2 + 1\n" for _ in range(40))
+                 + "    return x\ndef outer_b(x):\n    return helper_b(x) + 1\n", "<blocks>", "exec"), ns)
+    first_fn = _compiled()
+    with dynaprof.profile(tmp_path / "a", rate=2000):
+        first_fn(torch.randn(3))
+    with dynaprof.profile(tmp_path / "b", rate=2000) as second:
+        torch.compile(ns["outer_b"], backend="eager")(torch.randn(3))
+    s = second.session
+    assert s.samples is not None
+    traced = {s.functions[i].name for st in s.samples.stacks for i in st.traced}
+    assert traced & {"helper_b", "outer_b"}, traced
+    assert first_fn.__name__ not in traced, traced  # a stale table's id would name the first block's function

@@ -29,7 +29,7 @@ def hook_translator_push_pop(recorder: CompileRecorder) -> None:
         return
     OG = _private("torch._dynamo.output_graph").OutputGraph
     orig_push, orig_pop = OG.push_tx, OG.pop_tx
-    traced, table = recorder.traced, recorder.table
+    traced = recorder.traced  # the function table is read at each call: a new profile block replaces it
 
     @functools.wraps(orig_push)
     def push_tx(output: Any, tx: Any) -> Any:
@@ -45,7 +45,7 @@ def hook_translator_push_pop(recorder: CompileRecorder) -> None:
         elif recorder.count_inlines:
             win.inlines += 1
             win.inlines_by_attempt[win.attempt] = win.inlines_by_attempt.get(win.attempt, 0) + 1
-        traced.enter(tid, table.code_id(code, "traced"))
+        traced.enter(tid, recorder.table.code_id(code, "traced"))
         return got
 
     @functools.wraps(orig_pop)
@@ -54,7 +54,7 @@ def hook_translator_push_pop(recorder: CompileRecorder) -> None:
         tid = threading.get_ident()
         code = getattr(tx, "f_code", None)
         if code is not None and recorder.current(tid) is not None:
-            traced.exit_value(tid, table.code_id(code, "traced"))  # and what an exception left above it
+            traced.exit_value(tid, recorder.table.code_id(code, "traced"))  # and what an exception left above it
         return tx
 
     OG.push_tx, OG.pop_tx = push_tx, pop_tx
