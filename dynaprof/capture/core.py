@@ -227,8 +227,8 @@ class Capture:
                     "errors": self.sampler.errors,
                     "notes": self.sampler.notes,
                 }
-                if self.sampler.lowest_hz < self.sampler.max_hz:
-                    totals["adapted_hz"] = [round(self.sampler.lowest_hz, 1), round(self.sampler.rate_hz, 1)]
+                if self.sampler.adapted_hz:
+                    totals["adapted_hz"] = self.sampler.adapted_hz
                 self.journal.write(totals)
             if rec is not None:
                 rec.flush_guards()

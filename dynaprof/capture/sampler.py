@@ -298,7 +298,7 @@ class Sampler:
                 f"sampler thread: {plural(self.orphaned, 'sample')} held a frame whose function returned meanwhile; "
                 "its references were dropped at the end of that compile, not on the sampler thread"
             )
-        if self.lowest_hz < self.max_hz:
+        if self.adapted_hz:
             self.notes.append(self.adapted_note())
         hz = self.achieved_hz
         if hz is not None and self.samples >= 10 and hz < self.rate_hz / 2:
@@ -306,6 +306,11 @@ class Sampler:
                 f"the sampler achieved {hz:,.0f} of the {self.rate_hz:,.0f} samples/s asked (the compiling thread "
                 "was busy in C code or the machine was loaded): the pictures are coarser than asked"
             )
+
+    @property
+    def adapted_hz(self) -> list[float]:
+        """[lowest, current] rate where the default rate adapted below the asked one; else none."""
+        return [round(self.lowest_hz, 1), round(self.rate_hz, 1)] if self.lowest_hz < self.max_hz else []
 
     def adapted_note(self) -> str:
         cost, floor = self.sample_cost_s(), self.floor_s or 0.0
