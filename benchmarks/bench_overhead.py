@@ -27,6 +27,10 @@ calls of a small compiled function). Prints a Markdown table of CPU-time ratios 
 hooks off and what each hook buys.
 
     .venv/bin/python benchmarks/bench_overhead.py --per-hook --rounds 3 [--cases seed-eager,breaks]
+
+Time on a shared 2-core VM does not resolve 2%; ``benchmarks/bench_instructions.py`` counts each
+compile's instructions under callgrind instead (the same modes, ``--per-hook`` too), and
+``bench_stack_base.py`` the frame-stack ``munmap`` calls that instructions do not see.
 """
 
 from __future__ import annotations

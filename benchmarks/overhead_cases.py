@@ -193,6 +193,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--configs", default="", help="compare these configurations in forked children")
     ap.add_argument("--rounds", type=int, default=5, help="with --configs")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="under valgrind --tool=callgrind --collect-atstart=no: count each compile's "
+                         "instructions alone, one dump each (bench_instructions.py)")
     args = ap.parse_args()
     if args.configs:
         compare(args.case, [c.strip() for c in args.configs.split(",") if c.strip()], args.rounds)
@@ -207,7 +210,11 @@ def main() -> None:
             work = case(args.case)
             gc.collect()  # the previous compile's garbage is not this one's to collect
             t, cpu = time.perf_counter(), time.thread_time()
+            if args.callgrind:
+                torch._C._valgrind_toggle()  # collection on: this compile's instructions only
             work()
+            if args.callgrind:
+                torch._C._valgrind_toggle_and_dump_stats()  # off, and one dump per compile
             wall, cpu = time.perf_counter() - t, time.thread_time() - cpu
             print(f"compile {i}: {wall * 1000:.1f} ms (cpu {cpu * 1000:.1f} ms)", flush=True)
         if prof is not None:
