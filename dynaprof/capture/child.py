@@ -15,7 +15,6 @@ import json
 import os
 import platform
 import signal
-import socket
 import sys
 import threading
 import time
@@ -55,6 +54,9 @@ class ChildConfig:
     aot_components: bool = _CAPTURE.aot_components
     fold_parametrizations: bool = _CAPTURE.fold_parametrizations
     extra: dict[str, Any] = field(default_factory=dict)
+    #: ``platform.platform()``, computed by the launcher (same machine, same interpreter): here it
+    #: would import ``subprocess`` and run ``uname -p`` in the user's process before the script
+    platform: str = ""
 
     def capture_options(self) -> CaptureOptions:
         shared = {f.name for f in fields(CaptureOptions)} & {f.name for f in fields(self)}
@@ -85,8 +87,8 @@ class Child:
                 "argv": redact_argv([self._argv0(), *self.cfg.args]),
                 "cwd": os.getcwd(),
                 "python": platform.python_version(),
-                "platform": platform.platform(),
-                "hostname": socket.gethostname(),
+                "platform": self.cfg.platform or platform.platform(),
+                "hostname": platform.node(),  # os.uname(): socket stays unimported
                 "epoch_ns": self.t0_ns,
                 "dynaprof": __version__,
                 "target": self.cfg.target,

@@ -26,12 +26,10 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
 import platform
-import socket
 import sys
 import threading
 import time
@@ -100,8 +98,11 @@ def default_rate(sampler: str) -> float:
     """The rate a sampler runs at unless told otherwise."""
     return PYSPY_RATE_HZ if sampler == "py-spy" else CaptureOptions.rate_hz
 
-class DynamoWatcher(importlib.abc.MetaPathFinder):
-    """Calls ``on_import`` right after ``torch._dynamo`` finishes importing."""
+class DynamoWatcher:
+    """Calls ``on_import`` right after ``torch._dynamo`` finishes importing. A ``sys.meta_path``
+    finder needs only ``find_spec``: not subclassing ``importlib.abc.MetaPathFinder`` keeps
+    ``importlib.abc`` (and the ``tempfile``, ``shutil``, ``bz2`` it imports) out of the run's child
+    until the script imports them."""
 
     def __init__(self, on_import: Callable[[], None]) -> None:
         self.on_import = on_import
@@ -430,7 +431,7 @@ def in_process_start_record(t0_ns: int, target: str) -> Start:
         "cwd": os.getcwd(),
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "hostname": socket.gethostname(),
+        "hostname": platform.node(),
         "epoch_ns": t0_ns,
         "dynaprof": __version__,
         "target": target,

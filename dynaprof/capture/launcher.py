@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -99,7 +100,7 @@ def launch(
     ``output``: a file for its stdout and stderr, its stdin empty (a run the user did not ask to see)."""
     env = dict(os.environ)
     env.update(extra_env or {})
-    env[CONFIG_ENV] = json.dumps(asdict(cfg))
+    env[CONFIG_ENV] = json.dumps(dict(asdict(cfg), platform=cfg.platform or platform.platform()))
     # the interpreter runs the script itself; sitecustomize starts the capture, then puts these back
     env.pop(SAVED_PATH_ENV, None)
     if "PYTHONPATH" in env:

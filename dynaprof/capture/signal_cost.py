@@ -20,8 +20,6 @@ import json
 import os
 import platform
 import signal
-import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -77,6 +75,8 @@ def floor_s(say: Callable[[str], None]) -> float | None:
     known = known_floor()
     if known is not None or not hasattr(signal, "setitimer"):
         return known
+    import subprocess  # here, not at the top: the run's child imports this module before the script
+
     say("dynaprof: measuring what a timer signal costs a compile on this machine (once per boot, a few seconds)")
     try:
         proc = subprocess.run([sys.executable, "-m", "dynaprof.capture.signal_cost"], capture_output=True, text=True,
@@ -98,6 +98,8 @@ def floor_s(say: Callable[[str], None]) -> float | None:
 def measure(pairs: int = 6, layers: int = 8) -> float:
     """Seconds one 1 kHz SIGALRM with an empty Python handler adds to a small Dynamo compile:
     alternating compiles without and with the timer, CPU time of this thread, medians."""
+    import statistics
+
     import torch
 
     from dynaprof.capture.torch_private import _private

@@ -28,7 +28,6 @@ and ``since`` one above ``model.journal.JOURNAL_SCHEMA``, which follows), and it
 
 import dataclasses
 import functools
-import hashlib
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -320,6 +319,8 @@ def parse_component(line: str) -> tuple[KeyComponent, str] | None:
 
 
 def _hash(text: str) -> str:
+    import hashlib  # here: the run's child imports this module before the script (model/__init__)
+
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
 
 

@@ -7,7 +7,9 @@ the script on the interpreter's first frame. Each case is checked against plain 
 
 from __future__ import annotations
 
+import json
 import os
+import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -64,6 +66,7 @@ def test_the_script_sees_what_python_gives_it(tmp_path: Path, pythonpath: str | 
     assert "frames under the script 0" in profiled.stdout
     session = load_session(tmp_path / "run")
     assert session.run.exit_status == 3 and len(session.frames) == 1
+    assert session.run.platform == platform.platform()  # the launcher's, same machine and interpreter
 
 
 def test_a_sitecustomize_of_the_users_still_runs(tmp_path: Path) -> None:
@@ -87,3 +90,23 @@ def test_an_uncaught_exception_is_the_interpreters_own(tmp_path: Path) -> None:
     assert plain.stderr.strip() in profiled.stderr  # the same traceback, starting at the script
     session = load_session(tmp_path / "run")
     assert session.run.end_reason == "exception" and session.run.exit_status == 1
+
+
+def test_the_child_imports_little_before_the_script(tmp_path: Path) -> None:
+    """What the child imports before the script sits ahead of the script's modules in
+    ``sys.modules``, which Inductor's cache-key pickling scans (``whichmodule``) on every compile:
+    the boot leaves out what only the end of the run or a measurement needs."""
+    script = tmp_path / "mods.py"
+    script.write_text("import json, sys\nprint(json.dumps(sorted(sys.modules)))\n")
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    profiled = subprocess.run([sys.executable, "-m", "dynaprof", "run", "-q", "--sampler", "none", "-o",
+                               str(tmp_path / "run"), str(script)], capture_output=True, text=True, cwd=tmp_path,
+                              timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert plain.returncode == profiled.returncode == 0, profiled.stderr
+    extra = set(json.loads(profiled.stdout.splitlines()[-1])) - set(json.loads(plain.stdout.splitlines()[-1]))
+    heavy = {"tempfile", "shutil", "subprocess", "socket", "importlib.abc", "statistics", "hashlib", "random",
+             "dynaprof.model.session", "dynaprof.model.store", "dynaprof.capture.torch_hooks"}
+    assert extra & heavy == set(), sorted(extra & heavy)
+    stdlib = sorted(m for m in extra if not m.startswith("dynaprof") and m != "sitecustomize")
+    ours = sorted(m for m in extra if m.startswith("dynaprof"))
+    assert len(stdlib) <= 28 and len(ours) <= 20, (stdlib, ours)  # 24 and 16 on 2026-12-06
