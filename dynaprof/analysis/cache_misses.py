@@ -93,6 +93,8 @@ class MissExplained:
         head = f"{self.frame}: {cache} missed ({other} hit)" if where else \
             f"{self.frame}: {cache} missed (the same {same} as {other})"
         if not self.known:
+            if self.cache == "aot_autograd":  # torch 2.13 gives them only at DEBUG logging
+                return f"{head}: its key's components were not recorded (`dynaprof run --aot-components` records them)"
             return f"{head}, but torch gave no key components to compare"
         if self.same_key:
             what = "the binary was not on disk (another cache folder, or removed)" if self.kernel \

@@ -12,7 +12,8 @@ What torch already computes, read where it passes:
   (``_get_debug_lines_for_cache_key``); the wrapper computes them itself from the same pickler and
   details (``pickler.debug_lines``, a few ms per compile), keeps them for the lookup's event, and
   hands torch what torch computed: the user's logging and torch's own records are unchanged.
-  ``dynaprof run --no-aot-components`` leaves this out (``Recorder.aot_components``).
+  Only with ``dynaprof run --aot-components`` (``Recorder.aot_components``): re-pickling the graph
+  costs an Inductor compile 1-3% (``docs/performance.md``, "Counted in instructions").
 * Torch 2.4 has no instant events: its FX graph cache keys come from the structured trace and
   their outcomes from Inductor's counters (``TraceLookups``).
 * Dynamo's profile-guided ``code_state`` (``torch._dynamo.pgo.get_local_code_state``, read once per
@@ -60,7 +61,7 @@ class Recorder(Protocol):
 
     def rel(self, epoch_ns: float) -> float: ...
 
-    #: compute AOTAutograd's key components (``--no-aot-components`` turns it off)
+    #: compute AOTAutograd's key components (``--aot-components``)
     aot_components: bool
     #: where the kernel code cache lookups are journaled (``capture.kernel_cache``)
     cache_lookup: Callable[[ParsedLookup, str | None], None] | None

@@ -83,8 +83,9 @@ class CaptureOptions:
     use_signal: bool = True
     #: also time each call of the compiled graphs (two clock reads a call): CompiledFrame.call_time_*
     time_calls: bool = False
-    #: compute AOTAutograd's cache-key components (``capture.cache_keys``; ``--no-aot-components``)
-    aot_components: bool = True
+    #: compute AOTAutograd's cache-key components (``capture.cache_keys``; ``--aot-components``): off
+    #: by default, as re-pickling the graph costs an Inductor compile 1-3% (docs/performance.md)
+    aot_components: bool = False
     #: fold every parametrization before compiling (``dynaprof run --counterfactual``'s second run)
     fold_parametrizations: bool = False
 
@@ -188,9 +189,6 @@ class Capture:
             self.cprofile = CompileProfiler(opts.cprofile_dir, rec.warn)
         rec.time_calls = opts.time_calls
         rec.aot_components = opts.aot_components
-        if not opts.aot_components:
-            rec.warn("AOTAutograd cache key components not computed (--no-aot-components): its misses are not "
-                     "explained")  # fmt: skip
         rec.on_window_start = self._window_start
         rec.on_window_end = self._window_end
 

@@ -157,8 +157,8 @@ class CompileRecorder:
         self.call_counters: dict[str, list[list[int]]] = {}
         #: time each call of a graph compiled from now on (``--time-calls``)
         self.time_calls = False
-        #: compute AOTAutograd's cache-key components (``capture.cache_keys``; ``--no-aot-components``)
-        self.aot_components = True
+        #: compute AOTAutograd's cache-key components (``capture.cache_keys``; ``--aot-components``)
+        self.aot_components = False
         #: journals one cache lookup (``capture.cache_keys``' ``CacheKeyHooks.emit``, set where it is
         #: installed): the kernel code cache lookups share its ``key_part`` ids
         self.cache_lookup: Callable[[ParsedLookup, str | None], None] | None = None

@@ -65,12 +65,12 @@ def _capture_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
         "profiler crashes compiles that restart after a graph break)",
     ))
     added.append(p.add_argument(
-        "--no-aot-components",
-        dest="aot_components",
-        action="store_false",
-        help="do not compute AOTAutograd's cache-key components (torch computes them only at DEBUG logging; "
-        "dynaprof does, ~10-30 ms per Inductor compile, a few %% of a sub-second one): an AOTAutograd cache "
-        "miss is then not explained (docs/caches.md)",
+        "--aot-components",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="also compute AOTAutograd's cache-key components, so that its cache misses are explained (torch "
+        "computes them only at DEBUG logging; this re-pickles the graph: 1-3%% of an Inductor compile, "
+        "docs/caches.md). Off by default: the FX graph cache's components, which torch gives, are kept",
     ))
     added.append(p.add_argument(
         "--time-calls",

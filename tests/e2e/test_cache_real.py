@@ -102,8 +102,8 @@ class Runs:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     r = Runs(tmp_path_factory.mktemp("caches"))
     out: dict[str, Any] = {"runs": r}
-    out["cold"] = r.run("cold", SCRIPT, None, "--torch-trace", "trace")
-    out["warm"] = r.run("warm", SCRIPT)
+    out["cold"] = r.run("cold", SCRIPT, None, "--torch-trace", "trace", "--aot-components")
+    out["warm"] = r.run("warm", SCRIPT, None, "--aot-components")
     return out
 
 
@@ -197,13 +197,13 @@ def test_a_miss_within_one_run_names_what_differed(runs: dict[str, Any]) -> None
     assert md_escape("(the same graph as 0/0): Inductor config max_fusion_size: 64 -> 7") in unwrap(md)
 
 
-def test_aot_components_can_be_turned_off(runs: dict[str, Any]) -> None:
-    """``--no-aot-components``: AOTAutograd's lookups are still recorded, without the components
-    dynaprof computes (the FX graph cache's, which torch gives, are kept); the default computes them
-    (``test_second_run_hits_and_says_so``)."""
+def test_aot_components_are_left_out_by_default(runs: dict[str, Any]) -> None:
+    """Without ``--aot-components``: AOTAutograd's lookups are still recorded, without the components
+    dynaprof would compute (the FX graph cache's, which torch gives, are kept); with the option they
+    are computed (``test_second_run_hits_and_says_so``)."""
     if OLD_CACHES:
         pytest.skip("torch 2.4 has no AOTAutograd cache")
-    s, _ = runs["runs"].run("no-aot", SCRIPT.replace("N = 4", "N = 6"), None, "--no-aot-components")
+    s, _ = runs["runs"].run("no-aot", SCRIPT.replace("N = 4", "N = 6"))
     aot = [lk for lk in s.cache_keys.lookups if lk.cache == "aot_autograd"]
     fx = [lk for lk in s.cache_keys.lookups if lk.cache == "fx_graph"]
     assert aot and all(lk.key for lk in aot)
@@ -211,7 +211,6 @@ def test_aot_components_can_be_turned_off(runs: dict[str, Any]) -> None:
     torch_gives = not _torch_has("torch._functorch._aot_autograd.autograd_cache", "_get_debug_lines_for_cache_key")
     assert all(bool(lk.components) == torch_gives for lk in aot)
     assert fx and all(len(lk.components) > 100 for lk in fx)
-    assert any("--no-aot-components" in w for w in s.capture.warnings)
 
 
 def test_journal_records_are_of_their_types(runs: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -410,7 +410,7 @@ def test_a_torch_24_log_says_its_keys_have_no_outcome(tmp_path: Path) -> None:
         "(2.4 counts hits and misses but does not log them): no FX graph cache lookups read"]
 
 
-# -- AOTAutograd's components: computed by default, not with --no-aot-components --------------
+# -- AOTAutograd's components: computed with --aot-components, not by default -----------------
 
 
 class _Pickler:
@@ -439,7 +439,7 @@ def _aot_lookup(aot_components: bool, torch_lines: list[str] | None = None) -> d
     return next(r for r in rec.records if r["t"] == "cache_lookup")
 
 
-def test_aot_components_are_computed_by_default_and_not_when_turned_off() -> None:
+def test_aot_components_are_computed_when_asked_and_not_by_default() -> None:
     assert len(_aot_lookup(True)["parts"]) == 2
     assert _aot_lookup(False)["parts"] == []  # the lookup is still recorded, without components
     at_debug = [f"[{_h('1')}] aot_config: 1"]
@@ -453,8 +453,9 @@ def test_the_run_option_reaches_the_child() -> None:
 
     p = argparse.ArgumentParser()
     add_run_options(p)
-    assert p.parse_args([]).aot_components is True
-    assert p.parse_args(["--no-aot-components"]).aot_components is False
+    assert p.parse_args([]).aot_components is False
+    assert p.parse_args(["--aot-components"]).aot_components is True
+    assert p.parse_args(["--aot-components", "--no-aot-components"]).aot_components is False
 
 
 def test_a_torch_that_gives_aot_components_itself_is_not_warned_of() -> None:
@@ -471,3 +472,12 @@ def test_a_torch_that_gives_aot_components_itself_is_not_warned_of() -> None:
         hooks.on_instant("autograd_cache_miss", {"cache_state": "miss", "key": key, "components": []})
     warns = [r["msg"] for r in rec.records if r["t"] == "warn"]
     assert len(warns) == 1 and "AOTAutograd cache key components not captured" in warns[0]
+
+
+def test_an_aot_miss_without_components_names_the_option() -> None:
+    from dynaprof.analysis.cache_misses import MissExplained
+
+    aot = MissExplained("forward", "aot_autograd", "0/0", known=False).line()
+    assert "--aot-components" in aot
+    fx = MissExplained("forward", "fx_graph", "0/0", known=False).line()
+    assert "--aot-components" not in fx and "no key components" in fx
