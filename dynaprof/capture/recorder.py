@@ -71,6 +71,11 @@ class Window:
     graph_break_sites: list[GraphBreakSite] = field(default_factory=list)
     props: dict[tuple[str, str], PropStat] = field(default_factory=dict)
     prop_depth: int = 0
+    #: (the object, the property) Dynamo is about to resolve, for the next translator pushed
+    #: (``hooks.properties``): its getter's, when it inlines the getter
+    prop_pending: tuple[Any, Any] | None = None
+    #: the properties whose getters are being traced, innermost last (``hooks.properties``)
+    prop_open: list[Any] = field(default_factory=list)
     inlines: int = 0
     #: inlined calls per attempt (restarts throw the earlier attempts' away)
     inlines_by_attempt: dict[int, int] = field(default_factory=dict)
@@ -130,6 +135,9 @@ class CompileRecorder:
         self.traced = TracedStacks()
         self.tx_hooked = False  # hooks.traced_stack's push/pop wrappers are in place
         self.count_inlines = False  # the ``inlines`` step: count each translator above the root
+        #: the ``properties`` step, where torch lets it time a getter from its translator's push and pop
+        self.on_getter_push: Callable[[Window, int, Any, Any], None] | None = None
+        self.on_getter_pop: Callable[[Window, int, Any], None] | None = None
         self.spans = TracedStacks()  # ids of torch's open timed spans, per thread
         self.causes = TracedStacks()  # cause ids of the FX nodes being worked on, per thread
         self._cause_keys: dict[int, FunctionKey] = {}

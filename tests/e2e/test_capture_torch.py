@@ -169,3 +169,38 @@ def test_no_frame_of_ours_per_inlining_level() -> None:
     assert {"traced_stack", "inlines"} <= set(got["hooks"])
     assert set(got["seen"]) == {"1", "12"}, got  # the probe ran at both depths
     assert got["seen"]["12"] == got["seen"]["1"], got["seen"]
+
+
+_PROPERTY_PROBE = _DEPTH_PROBE.replace(
+    """def nest(k):
+    def call(x):
+        return probe(x) if k == 0 else nest(k - 1)(x)
+    return call
+""",
+    # a class whose property p{k} reads p{k-1} ... and p0 calls the probe ({{ }}: the template is formatted)
+    """def nest(k):
+    src = "class C:\\n    def __init__(self, x):\\n        self.x = x\\n"
+    src += "    @property\\n    def p0(self):\\n        return probe(self.x)\\n"
+    for i in range(1, k + 1):
+        src += f"    @property\\n    def p{{i}}(self):\\n        return self.p{{i - 1}}\\n"
+    space = {{"probe": probe}}
+    exec(src, space)
+    C = space["C"]
+    return lambda x: getattr(C(x), f"p{{k}}")
+""",
+)
+
+
+def test_no_frame_of_ours_per_property_level() -> None:
+    """The same for properties: a getter that reads a property 8 levels deep is traced with as many
+    of dynaprof's frames on the stack as one level deep (``hooks.properties`` opens and closes a
+    property at its getter's push and pop, not from a wrapper round its resolution)."""
+    assert _PROPERTY_PROBE != _DEPTH_PROBE
+    script = _PROPERTY_PROBE.format(depths=[1, 8])
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "properties" in got["hooks"]
+    assert set(got["seen"]) == {"1", "8"}, got
+    assert got["seen"]["8"] == got["seen"]["1"], got["seen"]

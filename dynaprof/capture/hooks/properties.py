@@ -1,5 +1,16 @@
-"""``UserDefinedObjectVariable.resolve_data_descriptor``: exact time and count per traced
-``@property`` (parametrizations inject one per parameter), pushed on the traced stack while it runs."""
+"""Exact time and count per traced ``@property`` (parametrizations inject one per parameter),
+pushed on the traced stack while its getter is traced.
+
+Torch 2.13: ``UserDefinedObjectVariable._is_c_defined_property(prop)``, which Dynamo asks just
+before it inlines a Python property's getter, marks the property pending on the window; the next
+translator pushed (``hooks.traced_stack``'s ``push_tx``), if it runs that getter's code, opens the
+property, and its ``pop_tx`` closes it. Nothing of dynaprof's stays on the stack while the getter
+is traced: a wrapper round the resolution (``resolve_data_descriptor``, which older torch still
+gets) adds a frame per property level, which moved the seed's frame-stack chunk boundaries and
+made its compiles map and unmap a 16 KiB chunk 1,150 more times each (``docs/performance.md``,
+"Counted in instructions"). A getter Dynamo does not inline (a graph break in it, a C getter) is
+not counted there.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +20,7 @@ import time
 import types
 from typing import Any
 
+from dynaprof.capture.hooks.traced_stack import hook_translator_push_pop
 from dynaprof.capture.recorder import CompileRecorder, PropStat, Window
 from dynaprof.capture.stacks import FunctionKey
 from dynaprof.capture.torch_private import _private
@@ -37,9 +49,64 @@ def property_key(vt: Any, name: str, type_attr: Any) -> tuple[FunctionKey, PropS
 
 def install_properties(recorder: CompileRecorder) -> None:
     UDO = _private("torch._dynamo.variables.user_defined").UserDefinedObjectVariable
+    recorder._rdd_code = UDO.resolve_data_descriptor.__code__  # the legacy walker reads its frames
+    if getattr(UDO, "_is_c_defined_property", None) is None:
+        _wrap_resolution(recorder, UDO)
+    else:
+        _time_getters(recorder, UDO)
 
+
+def _time_getters(recorder: CompileRecorder, UDO: Any) -> None:
+    """Mark the property pending where Dynamo checks it, open it at its getter's push, close it at
+    the pop (torch 2.13)."""
+    orig = UDO._is_c_defined_property
+    hook_translator_push_pop(recorder)
+    names: dict[tuple[type, int], tuple[Any, str]] = {}  # holds the property: its id stays its own
+
+    @functools.wraps(orig)
+    def _is_c_defined_property(vt: Any, subobj: Any, *a: Any, **k: Any) -> Any:
+        got = orig(vt, subobj, *a, **k)
+        if not got and isinstance(subobj, property):  # a Python getter, which Dynamo inlines next
+            win = recorder.current(threading.get_ident())
+            if win is not None:
+                win.prop_pending = (vt, subobj)
+        return got
+
+    def on_push(win: Window, tid: int, tx: Any, code: Any) -> None:
+        vt, prop = win.prop_pending  # type: ignore[misc]
+        win.prop_pending = None  # for this push only
+        if getattr(prop.fget, "__code__", None) is not code:
+            return
+        got = property_key(vt, _name_of(names, vt, prop), prop)
+        if got is None:
+            return
+        depth = recorder.traced.enter(tid, recorder.table.key_id(got[0]))
+        win.prop_open.append((tx, depth, got, vt, time.perf_counter_ns()))
+
+    def on_pop(win: Window, tid: int, tx: Any) -> None:  # tx is the innermost open getter's
+        _tx, depth, got, vt, t0 = win.prop_open.pop()
+        recorder.traced.exit(tid, depth)
+        count_property(recorder, win, vt, got, (time.perf_counter_ns() - t0) / 1e9, not win.prop_open)
+
+    recorder.on_getter_push, recorder.on_getter_pop = on_push, on_pop
+    UDO._is_c_defined_property = _is_c_defined_property
+
+
+def _name_of(names: dict[tuple[type, int], tuple[Any, str]], vt: Any, prop: Any) -> str:
+    """The attribute name ``prop`` has on the object's class (found once per class and property)."""
+    cls = type(getattr(vt, "value", None))
+    known = names.get((cls, id(prop)))
+    if known is not None:
+        return known[1]
+    name = next((n for c in cls.__mro__ for n, v in vars(c).items() if v is prop), "?")
+    names[cls, id(prop)] = (prop, name)
+    return name
+
+
+def _wrap_resolution(recorder: CompileRecorder, UDO: Any) -> None:
+    """Torch without ``_is_c_defined_property``: time the whole resolution from a wrapper (a frame
+    of dynaprof's per property level)."""
     orig = UDO.resolve_data_descriptor
-    recorder._rdd_code = orig.__code__
 
     @functools.wraps(orig)
     def resolve_data_descriptor(vt: Any, tx: Any, name: Any, type_attr: Any, *a: Any, **k: Any) -> Any:

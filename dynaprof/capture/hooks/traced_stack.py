@@ -30,21 +30,25 @@ def hook_translator_push_pop(recorder: CompileRecorder) -> None:
     OG = _private("torch._dynamo.output_graph").OutputGraph
     orig_push, orig_pop = OG.push_tx, OG.pop_tx
     traced = recorder.traced  # the function table is read at each call: a new profile block replaces it
+    windows = recorder.windows
 
     @functools.wraps(orig_push)
     def push_tx(output: Any, tx: Any) -> Any:
         got = orig_push(output, tx)
         tid = threading.get_ident()
-        win = recorder.current(tid)
+        stack = windows.get(tid)  # recorder.current, without a call on this path (once per inlined call)
         code = getattr(tx, "f_code", None)
-        if win is None or code is None:
+        if not stack or code is None:
             return got
+        win = stack[-1]
         if traced.depth(tid) <= win.traced_base:  # the root translator: one per attempt
             win.root_runs += 1
             win.attempt = win.root_runs - 1
         elif recorder.count_inlines:
             win.inlines += 1
             win.inlines_by_attempt[win.attempt] = win.inlines_by_attempt.get(win.attempt, 0) + 1
+        if win.prop_pending is not None and recorder.on_getter_push is not None:
+            recorder.on_getter_push(win, tid, tx, code)  # below the getter's own entry
         traced.enter(tid, recorder.table.code_id(code, "traced"))
         return got
 
@@ -53,8 +57,12 @@ def hook_translator_push_pop(recorder: CompileRecorder) -> None:
         tx = orig_pop(output)
         tid = threading.get_ident()
         code = getattr(tx, "f_code", None)
-        if code is not None and recorder.current(tid) is not None:
+        stack = windows.get(tid)
+        if code is not None and stack:
             traced.exit_value(tid, recorder.table.code_id(code, "traced"))  # and what an exception left above it
+            win = stack[-1]
+            if win.prop_open and win.prop_open[-1][0] is tx and recorder.on_getter_pop is not None:
+                recorder.on_getter_pop(win, tid, tx)  # the getter's own translator
         return tx
 
     OG.push_tx, OG.pop_tx = push_tx, pop_tx
