@@ -154,6 +154,14 @@ class TracedStacks:
         stack.append(fid)
         return depth
 
+    def stack_of(self, tid: int) -> list[int]:
+        """The thread's list itself, for a hook on a hot path to push and truncate without a call
+        each (``hooks.guard_causes``); the same rules as ``enter`` and ``exit``."""
+        stack = self._by_thread.get(tid)
+        if stack is None:
+            stack = self._by_thread.setdefault(tid, [])
+        return stack
+
     def exit(self, tid: int, depth: int) -> None:
         stack = self._by_thread.get(tid)
         if stack is not None:
