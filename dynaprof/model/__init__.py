@@ -2,7 +2,7 @@
 
 The names below load on first use: the ``dynaprof run`` child imports ``dynaprof.model.journal``
 before the script runs, and everything it imports then sits ahead of the script's own modules
-in ``sys.modules``, which Inductor scans on every cache-key pickle (``docs/performance.md``,
+in ``sys.modules``, which pickle walks as Inductor writes its cache keys (``docs/performance.md``,
 "Counted in instructions").
 """
 
@@ -12,32 +12,8 @@ import importlib
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing this package imports nothing more
 
-#: public name -> module
-_EXPORTS: dict[str, str] = {
-    "CATEGORIES": "dynaprof.model.session",
-    "CATEGORY_LABELS": "dynaprof.model.session",
-    "SCHEMA_VERSION": "dynaprof.model.session",
-    "Attempt": "dynaprof.model.session",
-    "CaptureInfo": "dynaprof.model.session",
-    "CompiledFrame": "dynaprof.model.session",
-    "ConfigChange": "dynaprof.model.session",
-    "Counterfactual": "dynaprof.model.session",
-    "FunctionRef": "dynaprof.model.session",
-    "GraphBreak": "dynaprof.model.session",
-    "GuardStats": "dynaprof.model.session",
-    "InlineStack": "dynaprof.model.session",
-    "Location": "dynaprof.model.session",
-    "PropertyTrace": "dynaprof.model.session",
-    "Repeat": "dynaprof.model.session",
-    "RunInfo": "dynaprof.model.session",
-    "Samples": "dynaprof.model.session",
-    "Session": "dynaprof.model.session",
-    "Span": "dynaprof.model.session",
-    "Stack": "dynaprof.model.session",
-    "outermost_frames": "dynaprof.model.session",
-    "load_session": "dynaprof.model.store",
-    "save_session": "dynaprof.model.store",
-}
+#: the names ``dynaprof.model.store`` gives; every other one is ``dynaprof.model.session``'s
+_STORE = ("load_session", "save_session")
 
 __all__ = [
     "CATEGORIES",
@@ -95,13 +71,13 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
+    if name not in __all__:
         raise AttributeError(f"module 'dynaprof.model' has no attribute {name!r}")
+    module = "dynaprof.model.store" if name in _STORE else "dynaprof.model.session"
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later lookups skip this function
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+    return sorted({*globals(), *__all__})
