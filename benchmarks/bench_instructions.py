@@ -139,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--per-hook", action="store_true",
                     help="also each hook alone over the compile windows (issue 36's per-hook table)")
+    ap.add_argument("--hooks", default="", help="with --per-hook: only these hooks (comma-separated)")
     ap.add_argument("--keep", type=Path, help="keep each process's dumps under this folder (callgrind_annotate)")
     args = ap.parse_args(argv)
     if shutil.which("valgrind") is None:
@@ -146,7 +147,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     modes = DEFAULT_MODES if not args.modes else [
         m for m in MODES if any(s.strip() and s.strip() in m for s in args.modes.split(","))]
     if args.per_hook:
-        modes += [m for m in [WINDOWS, EVERY_HOOK, *hook_modes()] if m not in modes]
+        only = {h.strip() for h in args.hooks.split(",") if h.strip()}
+        per = [m for m in hook_modes() if not only or m.removeprefix("compile windows + ") in only]
+        modes += [m for m in [WINDOWS, EVERY_HOOK, *per] if m not in modes]
     if "plain python" not in modes:
         modes.insert(0, "plain python")
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
