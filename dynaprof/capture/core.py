@@ -189,6 +189,7 @@ class Capture:
             self.cprofile = CompileProfiler(opts.cprofile_dir, rec.warn)
         rec.time_calls = opts.time_calls
         rec.aot_components = opts.aot_components
+        rec.causes_sampled = self.sampler is not None
         rec.on_window_start = self._window_start
         rec.on_window_end = self._window_end
 

@@ -135,6 +135,9 @@ class CompileRecorder:
         self.traced = TracedStacks()
         self.tx_hooked = False  # hooks.traced_stack's push/pop wrappers are in place
         self.count_inlines = False  # the ``inlines`` step: count each translator above the root
+        #: a sampler reads ``causes`` (``Capture.attach``): without one, pushing a cause per guard
+        #: built (``hooks.guard_causes``) buys nothing and cost the parametrized seed ~1%
+        self.causes_sampled = True
         #: the ``properties`` step, where torch lets it time a getter from its translator's push and pop
         self.on_getter_push: Callable[[Window, int, Any, Any], None] | None = None
         self.on_getter_pop: Callable[[Window, int, Any], None] | None = None
