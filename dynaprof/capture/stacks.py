@@ -147,9 +147,7 @@ class TracedStacks:
 
     def enter(self, tid: int, fid: int) -> int:
         """Push ``fid``; returns the depth to truncate back to on exit."""
-        stack = self._by_thread.get(tid)
-        if stack is None:
-            stack = self._by_thread.setdefault(tid, [])
+        stack = self.stack_of(tid)
         depth = len(stack)
         stack.append(fid)
         return depth

@@ -6,10 +6,10 @@ guard whose source passes through a module's ``parametrizations`` container (the
 a parametrization keeps: ``...parametrizations.weight.original``, ``original0``, ...) exists only
 because of the parametrization, and so do the guards on the container itself (its type, that no
 other key is there): while one is built, the parametrization's cause ``guards on parametrized
-modules`` is pushed. Other guards push nothing, and nothing is pushed when no sampler reads the causes (``--sampler
-none``, py-spy): the per-guard work cost the parametrized seed's compile ~1% of its instructions
-(``docs/performance.md``, "Counted in instructions"). The check is a regex search of the guard's name, which
-Dynamo computes for its own use anyway.
+modules`` is pushed. Other guards push nothing, and nothing is pushed when no sampler reads the
+causes (``--sampler none``, py-spy): the per-guard work cost the parametrized seed's compile ~1% of
+its instructions (``docs/performance.md``, "Counted in instructions"). The check is a regex search
+of the guard's name (built on first access, then cached on its source).
 """
 
 from __future__ import annotations
