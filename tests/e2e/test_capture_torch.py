@@ -152,7 +152,7 @@ _DEPTH_PROBE = textwrap.dedent(
     for depth in {depths}:
         torch._dynamo.reset()
         torch.compile(nest(depth), backend="eager")(torch.randn(4))
-    print(json.dumps({{"seen": seen, "hooks": rec.hooks}}))
+    print(json.dumps({{"seen": seen, "hooks": rec.hooks, "getters": rec.on_getter_push is not None}}))
     """
 )
 
@@ -201,6 +201,8 @@ def test_no_frame_of_ours_per_property_level() -> None:
                           env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
+    if not got["getters"]:  # torch < 2.5: the legacy walker; 2.5 .. 2.12: the resolution is wrapped
+        pytest.skip(f"torch {torch_version_text()} has no _is_c_defined_property to mark a getter by")
     assert "properties" in got["hooks"]
     assert set(got["seen"]) == {"1", "8"}, got
     assert got["seen"]["8"] == got["seen"]["1"], got["seen"]
