@@ -71,9 +71,9 @@ class Window:
     graph_break_sites: list[GraphBreakSite] = field(default_factory=list)
     props: dict[tuple[str, str], PropStat] = field(default_factory=dict)
     prop_depth: int = 0
-    #: (the object, the property) Dynamo is about to resolve, for the next translator pushed
-    #: (``hooks.properties``): its getter's, when it inlines the getter
-    prop_pending: tuple[Any, Any] | None = None
+    #: the property Dynamo is resolving, already on the traced stack, until the next translator is
+    #: pushed (``hooks.properties``): its getter's, when it inlines the getter
+    prop_pending: tuple[Any, ...] | None = None
     #: the properties whose getters are being traced, innermost last (``hooks.properties``)
     prop_open: list[Any] = field(default_factory=list)
     inlines: int = 0

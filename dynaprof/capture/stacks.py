@@ -165,6 +165,13 @@ class TracedStacks:
         if stack is not None:
             del stack[depth:]
 
+    def exit_if(self, tid: int, depth: int, fid: int) -> None:
+        """Truncate back to ``depth`` where ``fid`` is still there: a pop below it may have cut the
+        stack back, and what was pushed since is not to be cut."""
+        stack = self._by_thread.get(tid)
+        if stack is not None and len(stack) > depth and stack[depth] == fid:
+            del stack[depth:]
+
     def exit_value(self, tid: int, fid: int) -> None:
         """Truncate back to below the innermost ``fid`` (a span's end names the span, not its depth)."""
         stack = self._by_thread.get(tid)

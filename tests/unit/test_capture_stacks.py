@@ -175,6 +175,22 @@ def test_an_exception_unwinding_several_levels_leaves_the_traced_stack_right() -
     assert traced.get(1) == () and traced.depth(1) == 0
 
 
+def test_a_pending_entry_is_dropped_only_where_it_still_is() -> None:
+    """A property opened before its getter's push that never got one is dropped at the next
+    push; a pop below it may have cut it already, and what was pushed since stays."""
+    traced = TracedStacks()
+    traced.enter(1, 10)
+    pending = traced.enter(1, 99)
+    traced.exit_if(1, pending, 99)
+    assert traced.get(1) == (10,)
+    pending = traced.enter(1, 99)
+    traced.exit_value(1, 10)  # the enclosing translator's pop cut it
+    traced.enter(1, 20)
+    traced.enter(1, 21)  # a later call, at the pending entry's old depth
+    traced.exit_if(1, pending, 99)
+    assert traced.get(1) == (20, 21)
+
+
 class _Finalized:
     """Records when the object it watches is finalized."""
 

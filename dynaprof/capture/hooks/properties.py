@@ -1,15 +1,16 @@
 """Exact time and count per traced ``@property`` (parametrizations inject one per parameter),
 pushed on the traced stack while its getter is traced.
 
-Torch 2.13: ``UserDefinedObjectVariable._is_c_defined_property(prop)``, which Dynamo asks just
-before it inlines a Python property's getter, marks the property pending on the window; the next
-translator pushed (``hooks.traced_stack``'s ``push_tx``), if it runs that getter's code, opens the
-property, and its ``pop_tx`` closes it. Nothing of dynaprof's stays on the stack while the getter
-is traced: a wrapper round the resolution (``resolve_data_descriptor``, which older torch still
-gets) adds a frame per property level, which moved the seed's frame-stack chunk boundaries and
-made its compiles map and unmap a 16 KiB chunk 1,150 more times each (``docs/performance.md``,
-"Counted in instructions"). A getter Dynamo does not inline (a graph break in it, a C getter) is
-not counted there.
+Torch 2.13: ``UserDefinedObjectVariable._is_c_defined_property(prop)``, which Dynamo asks first when
+it resolves a property, opens a Python property (on the traced stack, pending on the window); the
+next translator pushed (``hooks.traced_stack``'s ``push_tx``), if it runs that getter's code, keeps
+it open, and its ``pop_tx`` closes it. Opened at the check, not the push: the inlining set-up in
+between is the property's work (``docs/causes.md``, "Re-measured after the getter hooks"). Nothing
+of dynaprof's stays on the stack while the getter is traced: a wrapper round the resolution
+(``resolve_data_descriptor``, which older torch still gets) adds a frame per property level, which
+moved the seed's frame-stack chunk boundaries and made its compiles map and unmap a 16 KiB chunk
+1,150 more times each (``docs/performance.md``, "Counted in instructions"). A getter Dynamo does
+not inline (a graph break in it, a C getter) is not counted there.
 """
 
 from __future__ import annotations
@@ -57,35 +58,42 @@ def install_properties(recorder: CompileRecorder) -> None:
 
 
 def _time_getters(recorder: CompileRecorder, UDO: Any) -> None:
-    """Mark the property pending where Dynamo checks it, open it at its getter's push, close it at
-    the pop (torch 2.13)."""
+    """Open the property where Dynamo checks it, hand it to its getter's push, close it at the pop
+    (torch 2.13)."""
     orig = UDO._is_c_defined_property
     hook_translator_push_pop(recorder)
     names: dict[tuple[type, int], tuple[Any, str]] = {}  # holds the property: its id stays its own
+    traced = recorder.traced
 
     @functools.wraps(orig)
     def _is_c_defined_property(vt: Any, subobj: Any, *a: Any, **k: Any) -> Any:
         got = orig(vt, subobj, *a, **k)
         if not got and isinstance(subobj, property):  # a Python getter, which Dynamo inlines next
-            win = recorder.current(threading.get_ident())
+            tid = threading.get_ident()
+            win = recorder.current(tid)
             if win is not None:
-                win.prop_pending = (vt, subobj)
+                if win.prop_pending is not None:  # never reached a getter (a graph break before it)
+                    traced.exit_if(tid, win.prop_pending[4], win.prop_pending[3])
+                    win.prop_pending = None
+                key = property_key(vt, _name_of(names, vt, subobj), subobj)
+                if key is not None:
+                    # open from here: the source walk, the class lookup and the inlining set-up
+                    # before the getter's push are the property's work too
+                    fid = recorder.table.key_id(key[0])
+                    win.prop_pending = (vt, subobj, key, fid, traced.enter(tid, fid), time.perf_counter_ns())
         return got
 
     def on_push(win: Window, tid: int, tx: Any, code: Any) -> None:
-        vt, prop = win.prop_pending  # type: ignore[misc]
+        vt, prop, got, fid, depth, t0 = win.prop_pending  # type: ignore[misc]
         win.prop_pending = None  # for this push only
-        if getattr(prop.fget, "__code__", None) is not code:
+        if getattr(prop.fget, "__code__", None) is not code:  # not its getter: not counted
+            traced.exit_if(tid, depth, fid)
             return
-        got = property_key(vt, _name_of(names, vt, prop), prop)
-        if got is None:
-            return
-        depth = recorder.traced.enter(tid, recorder.table.key_id(got[0]))
-        win.prop_open.append((tx, depth, got, vt, time.perf_counter_ns()))
+        win.prop_open.append((tx, depth, got, vt, t0))
 
     def on_pop(win: Window, tid: int, tx: Any) -> None:  # tx is the innermost open getter's
         _tx, depth, got, vt, t0 = win.prop_open.pop()
-        recorder.traced.exit(tid, depth)
+        traced.exit(tid, depth)
         count_property(recorder, win, vt, got, (time.perf_counter_ns() - t0) / 1e9, not win.prop_open)
 
     recorder.on_getter_push, recorder.on_getter_pop = on_push, on_pop
