@@ -172,7 +172,7 @@ class Profile:
             sampler=self.sampler,
             rate_hz=self.rate,
             adapt_rate=self.adapt_rate,
-            signal_floor_s=known_floor() if self.adapt_rate else None,
+            signal_floor_s=known_floor(),  # adapts the rate, or only says what sampling cost
             cprofile_dir=str(run_dir / "cprofile") if self.cprofile else None,
             use_signal=self._use_signal(),
             time_calls=self.time_calls,

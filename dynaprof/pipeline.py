@@ -187,12 +187,14 @@ def run_script(run: ScriptRun, run_dir: Path, options: RenderOptions, say: Say) 
     from dynaprof.render.registry import preload as preload_renderers
 
     # the renderers' imports (networkx...) on the idle parent while the script runs, not after it
-    if run.adapt_rate and run.sampler == "builtin" and run.signal_floor_s is None:
+    if run.sampler == "builtin" and run.signal_floor_s is None:
         from dynaprof.capture.signal_cost import floor_s, known_floor
 
         # before the script (it would disturb it); a torchrun rank never measures (the ranks would
-        # all measure at once, disturbing each other): it uses the floor already known, if any
-        floor = known_floor() if run.no_progress else floor_s(say if not run.quiet else lambda _m: None)
+        # all measure at once, disturbing each other): it uses the floor already known, if any. A
+        # fixed --rate measures nothing: a known floor only says what sampling cost
+        measure = run.adapt_rate and not run.no_progress
+        floor = floor_s(say if not run.quiet else lambda _m: None) if measure else known_floor()
         run = dataclasses.replace(run, signal_floor_s=floor)
     warm = threading.Thread(target=preload_renderers, name="dynaprof-preload", daemon=True)
     warm.start()

@@ -229,6 +229,11 @@ class Capture:
                 }
                 if self.sampler.adapted_hz:
                     totals["adapted_hz"] = self.sampler.adapted_hz
+                if self.sampler.signal_samples:
+                    totals["own_s"] = self.sampler.own_s
+                    totals["signal_samples"] = self.sampler.signal_samples
+                    if self.options.signal_floor_s is not None:
+                        totals["floor_s"] = self.options.signal_floor_s
                 self.journal.write(totals)
             if rec is not None:
                 rec.flush_guards()

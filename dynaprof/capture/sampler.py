@@ -324,5 +324,16 @@ class Sampler:
         )
 
     @property
+    def own_s(self) -> float:
+        """Seconds the signal handler's samples took on the compiling thread (its own measured time;
+        the signal's cost around it is ``floor_s`` a sample, measured once per boot)."""
+        return self._self_ns / 1e9
+
+    @property
+    def signal_samples(self) -> int:
+        """Samples taken in the signal handler (those ``own_s`` times; a sampler thread's are not)."""
+        return self._self_n
+
+    @property
     def achieved_hz(self) -> float | None:
         return self.samples / self.window_seconds if self.window_seconds > 0 else None

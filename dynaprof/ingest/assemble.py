@@ -18,7 +18,7 @@ from dynaprof.fmt import plural, stored_s
 from dynaprof.ingest import kernel_split, kernel_waits
 from dynaprof.ingest.cache_keys import JournalLookups
 from dynaprof.ingest.frame_samples import clip_samples, sampled_attempts
-from dynaprof.ingest.journal_values import add_count, location, or_default, property_trace, rates_pair
+from dynaprof.ingest.journal_values import add_count, location, non_negative, or_default, property_trace, rates_pair
 from dynaprof.ingest.kernel_match import PlainKernels, plain_kernels
 from dynaprof.ingest.prof_files import total_calls
 from dynaprof.ingest.times import iso_utc
@@ -117,6 +117,9 @@ class _SamplerTotals:
     requested_hz: float | None
     errors: int
     adapted_hz: list[float]
+    signal_samples: int = 0
+    own_s: float | None = None
+    floor_s: float | None = None
 
 
 class _Builder:
@@ -432,6 +435,7 @@ class _Builder:
         self.sampler = _SamplerTotals(
             opt_str(r.get("source")), opt_num(r.get("seconds")), opt_num(r.get("requested_hz")),
             max(0, opt_int(r.get("errors")) or 0), rates_pair(r.get("adapted_hz")),
+            max(0, opt_int(r.get("signal_samples")) or 0), non_negative(r.get("own_s")), non_negative(r.get("floor_s")),
         )  # fmt: skip
         for note in strs(r.get("notes")):
             self._warn(note)
@@ -565,7 +569,8 @@ def _samples(b: _Builder, facts: ParentFacts, stacks: list[Stack]) -> Samples | 
     window = totals.seconds or 0.0
     achieved = round(count / window, 1) if window > 0 else None
     return Samples(totals.source or facts.sampler, facts.requested_hz or totals.requested_hz or 0.0, achieved, count,
-                   stored_s(sum(s.seconds for s in stacks)), totals.errors, stacks, totals.adapted_hz)  # fmt: skip
+                   stored_s(sum(s.seconds for s in stacks)), totals.errors, stacks, totals.adapted_hz,
+                   totals.signal_samples, totals.own_s, totals.floor_s)  # fmt: skip
 
 
 def _run_info(b: _Builder, facts: ParentFacts, start: Start, wall: float | None, exit_status: int | None,

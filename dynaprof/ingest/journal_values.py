@@ -28,6 +28,12 @@ def rates_pair(x: Any) -> list[float]:
     return good if len(good) == 2 else []
 
 
+def non_negative(x: Any) -> float | None:
+    """A number that cannot be below zero (seconds measured); None where it is absent or negative."""
+    v = opt_num(x)
+    return v if v is not None and v >= 0 else None
+
+
 def location(x: Any) -> Location | None:
     """A ``[name, file, line]`` triple, or None where it is not one."""
     if isinstance(x, list) and len(x) == 3 and isinstance(x[0], str) and isinstance(x[1], str) and type(x[2]) is int:

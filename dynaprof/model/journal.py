@@ -40,10 +40,11 @@ from dynaprof.model.cache_keys import CacheLookupRecord as CacheLookupRecord
 from dynaprof.model.cache_keys import KeyPart as KeyPart
 
 #: version of the record shapes; journals written before it existed are 1
-JOURNAL_SCHEMA = 9  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
+JOURNAL_SCHEMA = 10  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
 #: 7: aot_graph records, work records without fx_ops (the ops after AOT autograd, for every AOT backend);
 #: 8: cache_lookup records of the kernel code caches, with their ``kernel``; kernel records' ``users``,
-#: folded records (``dynaprof run --counterfactual``); 9: the sampler record's ``adapted_hz``. A new
+#: folded records (``dynaprof run --counterfactual``); 9: the sampler record's ``adapted_hz``; 10: its
+#: ``own_s``, ``signal_samples`` and ``floor_s`` (what the sampler cost the compiling thread). A new
 #: fact of a cache lookup raises it from ``model.cache_keys.LOOKUP_FACTS`` (its ``since``): ``LOOKUP_SCHEMA``
 JOURNAL_SCHEMA = max(JOURNAL_SCHEMA, LOOKUP_SCHEMA)
 
@@ -380,7 +381,9 @@ class Stacks(TypedDict):
 class Sampler(TypedDict):
     """The builtin sampler's totals: ``seconds`` inside compile windows, ``errors`` (failed samples);
     ``adapted_hz``: the lowest and the last rate used, where the default rate adapted below
-    ``requested_hz`` (schema 9)."""
+    ``requested_hz`` (schema 9); ``own_s``: the seconds its ``signal_samples`` signal-handler samples
+    took, timed round each; ``floor_s``: what one timer signal costs a compile on this machine,
+    measured once per boot, where known (schema 10)."""
 
     t: Literal["sampler"]
     source: str
@@ -389,6 +392,9 @@ class Sampler(TypedDict):
     errors: int
     notes: list[str]
     adapted_hz: NotRequired[list[float]]
+    own_s: NotRequired[float]
+    signal_samples: NotRequired[int]
+    floor_s: NotRequired[float]
 
 
 class CProfile(TypedDict):

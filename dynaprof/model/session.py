@@ -402,6 +402,21 @@ class Samples:
     errors: int = 0
     stacks: list[Stack] = field(default_factory=list)
     adapted_hz: list[float] = field(default_factory=list)  # [lowest, last] rate used, where the rate adapted
+    #: the builtin sampler's cost to the compiling thread: its signal-handler samples, the seconds
+    #: they took (timed round each), and one timer signal's cost on this machine (measured once per
+    #: boot; None: not known, e.g. with ``--rate``); 0 / None: not recorded (py-spy, a thread sampler,
+    #: an older session)
+    signal_samples: int = 0
+    own_s: float | None = None
+    floor_s: float | None = None
+
+    @property
+    def cost_s(self) -> float | None:
+        """Seconds the sampler took from the compiling thread: each signal's floor and each sample's
+        own time; None where either is unknown."""
+        if self.own_s is None or self.floor_s is None:
+            return None
+        return self.own_s + self.signal_samples * self.floor_s
 
 
 @dataclass

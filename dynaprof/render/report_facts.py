@@ -110,7 +110,18 @@ def sampler_text(session: Session) -> str:
     rate = f"{s.achieved_hz:,.0f} Hz" if s.achieved_hz is not None else "? Hz"
     req = f" ({asked_rate(s)})" if s.requested_hz else ""
     err = f", {s.errors:,} errors" if s.errors else ""
-    return f"{s.source} at {rate}{req}, {s.count:,} samples over {fmt.seconds(s.seconds)}{err}"
+    return f"{s.source} at {rate}{req}, {s.count:,} samples over {fmt.seconds(s.seconds)}{err}{sampler_cost(session)}"
+
+
+def sampler_cost(session: Session) -> str:
+    """What sampling cost the compile, as the sampler measured it (empty where it could not)."""
+    s = session.samples
+    total = session.total_compile_s
+    if s is None or s.own_s is None or s.floor_s is None or s.cost_s is None or total <= 0:
+        return ""
+    return (f"; sampling cost the compile about {fmt.seconds(s.cost_s)} ({100 * s.cost_s / total:.1f}%: "
+            f"{s.signal_samples:,} timer signals at {s.floor_s * 1e6:,.0f} us each (measured once per boot) "
+            f"and {fmt.seconds(s.own_s)} in the samples)")
 
 
 def sampling_note(s: Session) -> str:

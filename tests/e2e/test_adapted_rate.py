@@ -54,3 +54,15 @@ def test_a_costly_signal_adapts_the_default_rate_and_the_outputs_say_so(tmp_path
 def test_a_fixed_rate_does_not_adapt(tmp_path: Path) -> None:
     s = load_session(_run(tmp_path, "--rate", "1000") / "session.json")
     assert s.samples is not None and s.samples.adapted_hz == []
+
+
+@pytest.mark.parametrize("extra", [(), ("--rate", "1000")], ids=["adapted", "fixed rate"])
+def test_the_run_says_what_sampling_cost_it(tmp_path: Path, extra: tuple[str, ...]) -> None:
+    """Adapted or not, the session keeps the signal samples, their own measured time and the
+    cached floor (a fixed rate reads it, never measures it), and the summary says the cost."""
+    out = _run(tmp_path, *extra)
+    s = load_session(out / "session.json")
+    assert s.samples is not None and s.samples.signal_samples > 0
+    assert s.samples.floor_s == 3e-4 and s.samples.own_s is not None and s.samples.own_s > 0
+    assert s.samples.cost_s == s.samples.own_s + s.samples.signal_samples * 3e-4
+    assert f"{s.samples.signal_samples:,} timer signals at 300 us each" in (out / "summary.md").read_text()

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from dynaprof.analysis.compare import compare_sessions, run_metrics, value
 from dynaprof.analysis.findings import findings
 from dynaprof.ingest.assemble import ParentFacts, assemble
@@ -149,3 +151,28 @@ def test_an_adapted_rate_is_said_as_adapted_not_as_a_shortfall() -> None:
         assert s.samples is not None and s.samples.adapted_hz == []
     varying = assemble(_journal(stacks, dict(sampler, adapted_hz=[150.0, 300.0])), FACTS)
     assert "adapted to 150-300 Hz" in str(render_markdown(RenderContext(varying))["summary.md"])
+
+
+def test_what_sampling_cost_is_kept_and_said_from_the_samplers_own_measures() -> None:
+    """The sampler's record carries its signal samples, the seconds they took and the machine's
+    signal floor: the session's cost is floor x samples + their own time, and the summary says it
+    as a share of compile time. Without a floor (or from an older journal) nothing is said."""
+    from dynaprof.render.base import RenderContext
+    from dynaprof.render.markdown import render_markdown
+
+    stacks = {"t": "stacks", "items": [["0/0", 0, 1, [1], [], 200, 1.0]]}
+    sampler = {"t": "sampler", "source": "builtin", "requested_hz": 1000, "seconds": 1.0, "errors": 0,
+               "notes": [], "signal_samples": 200, "own_s": 0.01, "floor_s": 75e-6}
+    s = assemble(_journal(stacks, sampler), FACTS)
+    assert s.samples is not None and s.samples.signal_samples == 200
+    assert s.samples.cost_s == pytest.approx(0.01 + 200 * 75e-6)
+    share = 100 * s.samples.cost_s / s.total_compile_s
+    summary = str(render_markdown(RenderContext(s))["summary.md"])
+    assert f"({share:.1f}%: 200 timer signals at 75 us each" in summary
+    for missing in ("floor_s", "own_s"):
+        partial = assemble(_journal(stacks, {k: v for k, v in sampler.items() if k != missing}), FACTS)
+        assert partial.samples is not None and partial.samples.cost_s is None
+        assert "sampling cost the compile" not in str(render_markdown(RenderContext(partial))["summary.md"])
+    for bad in (-1.0, "x", float("nan")):  # malformed: not known
+        odd = assemble(_journal(stacks, dict(sampler, own_s=bad)), FACTS)
+        assert odd.samples is not None and odd.samples.own_s is None and odd.samples.cost_s is None
