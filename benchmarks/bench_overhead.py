@@ -79,6 +79,19 @@ class Timed(NamedTuple):
     gcs: list[float]
     process_wall: float
     process_cpu: float
+    #: what the builtin sampler measured it cost the compiles, as a share of their time
+    #: (``Samples.cost_s``); None: not sampled by it, or no floor known
+    sampler_share: float | None = None
+
+
+def sampler_share(run_dir: Path) -> float | None:
+    """The sampler's own measure of its cost in a run, over the run's compile time."""
+    sys.path.insert(0, str(ROOT))
+    from dynaprof.model import load_session
+
+    s = load_session(run_dir)
+    cost = s.samples.cost_s if s.samples is not None else None
+    return cost / s.total_compile_s if cost is not None and s.total_compile_s > 0 else None
 
 
 def run_once(mode: str, case: str, repeat: int, tmp: Path, backend: str = "eager") -> Timed:
@@ -101,7 +114,7 @@ def run_once(mode: str, case: str, repeat: int, tmp: Path, backend: str = "eager
         raise SystemExit(f"{mode} / {case}: outputs missing when dynaprof returned")
     found = list(LINE.finditer(proc.stdout))
     ms = [[int(m.group(g) or 0) / 1000 for m in found] for g in (2, 3, 4)]
-    return Timed(ms[0], ms[1], ms[2], wall, cpu)
+    return Timed(ms[0], ms[1], ms[2], wall, cpu, sampler_share(tmp / "run") if opts is not None else None)
 
 
 CASES_SCRIPT = ROOT / "benchmarks" / "overhead_cases.py"
@@ -207,7 +220,7 @@ def main() -> None:
     keys = [(m, c) for m in modes for c in CASES]
     #: table -> (mode, case) -> one figure per process (warm ones: the mean of its warm compiles, so a
     #: full garbage collection, which lands in one compile or another, counts once per process)
-    names = ("first", "first_cpu", "first_nogc", "warm", "warm_nogc", "gc", "walls", "cpus")
+    names = ("first", "first_cpu", "first_nogc", "warm", "warm_nogc", "gc", "walls", "cpus", "sampler")
     got: dict[str, dict[tuple[str, str], list[float]]] = {n: {k: [] for k in keys} for n in names}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -227,6 +240,8 @@ def main() -> None:
                 got["gc"][k].append(statistics.mean(t.gcs))
                 got["walls"][k].append(t.process_wall)
                 got["cpus"][k].append(t.process_cpu)
+                if t.sampler_share is not None:
+                    got["sampler"][k].append(t.sampler_share)
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
     first, first_cpu, warm, walls, cpus = (got[n] for n in ("first", "first_cpu", "warm", "walls", "cpus"))
     med = statistics.median
@@ -270,6 +285,16 @@ def main() -> None:
     for mode in modes[1:]:
         cells = [paired(got[n], mode, c) for n in ("first_nogc", "warm_nogc") for c in CASES]
         print(f"| {mode} | " + " | ".join(cells) + " |")
+    sampled = [m for m in modes if any(got["sampler"][m, c] for c in CASES)]
+    if sampled:
+        print("\nWhat the builtin sampler measured it cost (its signals at the boot's measured floor, and its "
+              "samples' own timed seconds), as a share of the run's compile time, median [lowest-highest]:\n")
+        print("| mode | parametrized | plain |")
+        print("|---|---|---|")
+        for mode in sampled:
+            shares = [got["sampler"][mode, c] for c in CASES]
+            print(f"| {mode} | " + " | ".join(f"{100 * med(v):.1f}% [{100 * min(v):.1f}-{100 * max(v):.1f}]"
+                                               if v else "n/a" for v in shares) + " |")
     if args.json:
         Path(args.json).write_text(json.dumps({f"{n}|{m}|{c}": v for n, t in got.items() for (m, c), v in t.items()}))
     print("\nWhole process, every output written (wall, and CPU of the whole process tree):\n")
