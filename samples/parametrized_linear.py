@@ -73,6 +73,8 @@ def compile_once(use_parametrize: bool, args: argparse.Namespace, device: torch.
         m.half()
     x = torch.randn([1, args.width], device=device, dtype=torch.half)
     m(x)  # eager warm-up, as in the seed repro
+    if args.gc_freeze:  # the remedy for the collector's time: what is alive now is never walked again
+        gc.freeze()
     m.compile(backend=args.backend)
     gc_timer = GcTimer()
     gc.callbacks.append(gc_timer)
@@ -115,6 +117,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="compile this many times (with reset between)")
     ap.add_argument("--fold", action="store_true",
                     help="with --parametrize: remove_parametrizations(leave_parametrized=True) before compiling")
+    ap.add_argument("--gc-freeze", action="store_true",
+                    help="gc.freeze() before compiling: the garbage collector skips what is alive then")
     args = ap.parse_args()
     device = pick_device(args.device)
     modes = [True, False] if args.both else [args.parametrize]

@@ -13,6 +13,11 @@ for a kernel fused from several, or unknown when the node had no provenance); wo
 traced code owns is ``whole graph``. Time in an attempt that a restart threw away is counted on both
 axes and also as restart waste.
 
+The garbage collector's time (the sampler times each collection and ends the next sample's stack in
+``GC_FUNCTION`` for it) is its own phase and its own cause on both axes: a collection runs in C, so
+no sample lands inside it, and its cost grows with everything alive, not with the code whose
+allocation started it.
+
 Pure functions of the session's facts; ``dynaprof.analysis.attribution`` stores the result.
 """
 
@@ -22,8 +27,9 @@ from collections.abc import Sequence
 
 from dynaprof.fmt import stored_s
 from dynaprof.model.code_names import code_label
-from dynaprof.model.journal import KERNEL_CAUSE, KERNEL_WAIT_CAUSE
+from dynaprof.model.journal import GC_FUNCTION, KERNEL_CAUSE, KERNEL_WAIT_CAUSE
 from dynaprof.model.session import (
+    CAUSE_COLLECTOR,
     CAUSE_PARAMETRIZATION,
     CAUSE_TOOLCHAIN,
     CAUSE_UNKNOWN,
@@ -186,6 +192,7 @@ class Tables:
         # isdisjoint per stack, not a Python loop over its 30-70 frames (100,000 stacks in a big run)
         self.toolchain_ids = frozenset(i for i, x in enumerate(self.toolchain) if x)
         self.parametrize_ids = frozenset(i for i, x in enumerate(self.parametrize) if x)
+        self.gc_ids = frozenset(i for i, f in enumerate(functions) if f.kind == GC_FUNCTION[3])
         self.traced_causes: dict[tuple[int, ...], tuple[str, str] | None] = {}  # a few thousand distinct
 
 
@@ -201,6 +208,8 @@ def session_tables(session: Session) -> Tables:
 
 def stack_phase(st: Stack, t: Tables) -> str:
     """The phase of one sample (see the module docstring)."""
+    if not t.gc_ids.isdisjoint(st.compiler):  # the collector's time since the sample before
+        return "garbage_collection"
     if not t.toolchain_ids.isdisjoint(st.compiler):  # any(t.toolchain[i] for i in st.compiler)
         return "toolchain_setup"
     deepest = None
@@ -273,6 +282,8 @@ def node_cause(f: FunctionRef) -> tuple[str, str]:
 
 
 def stack_cause(st: Stack, t: Tables, phase: str) -> tuple[str, str]:
+    if phase == "garbage_collection":
+        return CAUSE_COLLECTOR, CAUSE_COLLECTOR
     fn = t.functions
     if 0 <= st.cause < len(fn) and fn[st.cause].kind.startswith("cause:"):
         return node_cause(fn[st.cause])

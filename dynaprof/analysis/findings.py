@@ -14,6 +14,14 @@ from dataclasses import dataclass
 from dynaprof import fmt
 from dynaprof.analysis.causes import phase_seconds
 from dynaprof.analysis.recompile_causes import SIZES, RecompileCause, recompile_cause
+from dynaprof.analysis.remedies import (
+    REMEDY_DYNAMIC,
+    REMEDY_FOLD,
+    REMEDY_FOLD_RECOMPILES,
+    REMEDY_GC_FREEZE,
+    REMEDY_REGISTER_OUTSIDE,
+    REMEDY_UNWRAP,
+)
 from dynaprof.model.cause_labels import via_classes
 from dynaprof.model.code_names import RESUME_PREFIX
 from dynaprof.model.reason_words import reason_words
@@ -45,25 +53,6 @@ class Finding:
     cause: str | None = None
 
 
-#: remedies, each applied to a sample by benchmarks/bench_causes.py (figures in docs/causes.md)
-REMEDY_FOLD = (
-    "for inference, fold the parametrizations in before compiling: torch.nn.utils.parametrize."
-    "remove_parametrizations(module, name, leave_parametrized=True) (peft: merge_and_unload())"
-)
-REMEDY_UNWRAP = (
-    "torchao's unwrap_tensor_subclass is meant for torch.export: compile the quantized model as it is"
-)
-REMEDY_REGISTER_OUTSIDE = (
-    "register parametrizations once, outside the compiled forward (peft: merge_and_unload() for inference)"
-)
-REMEDY_FOLD_RECOMPILES = (
-    "for inference, fold the parametrizations in (torch.nn.utils.parametrize.remove_parametrizations(module, name, "
-    "leave_parametrized=True)): the modules get their class back, though other guards may still fail per module; "
-    "for training no remedy is known"
-)
-REMEDY_DYNAMIC = (
-    "the size changes between calls: torch._dynamo.mark_dynamic(tensor, dim) or torch.compile(..., dynamic=True)"
-)
 
 
 def parametrization_summary(session: Session) -> tuple[int, float, list[tuple[str, int]]] | None:
@@ -175,6 +164,7 @@ def _cause(session: Session, total: float, key: str, secs: float) -> Finding:
 VERDICT_CHARS = 200
 #: the phase of a process's one-time toolchain work (model/toolchain.py)
 TOOLCHAIN = "toolchain_setup"
+COLLECTOR = "garbage_collection"
 
 
 def _phases_said(parts: list[str]) -> str:
@@ -213,6 +203,22 @@ def _toolchain(session: Session, total: float) -> Finding | None:
     ])
     # ranked by what the next run still pays: the rest is gone by itself
     return Finding("toolchain", again, text)
+
+
+def _collector(session: Session, total: float) -> Finding | None:
+    """Python's cyclic garbage collector, timed by the sampler (``garbage_collection``): a full
+    collection walks every object alive, so a compile that crosses its threshold pays for the whole
+    program's objects, and no cause's change removes that."""
+    row = session.axes.matrix.get(COLLECTOR, {}) if session.axes else {}
+    secs = sum(row.values())
+    if secs < 0.05 or secs < 0.1 * total:
+        return None
+    text = _fit([
+        f"the garbage collector took {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile): a full collection "
+        "walks every object alive, whichever code's allocation started it",
+        f"the garbage collector took {fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile)",
+    ])
+    return Finding("collector", secs, text, remedy=REMEDY_GC_FREEZE)
 
 
 def _repaid_share(session: Session) -> float:
@@ -486,7 +492,7 @@ def _failures(session: Session, total: float) -> Finding | None:
 
 def _top_category(session: Session, total: float) -> Finding | None:
     # toolchain setup has a finding of its own, ranked by what the next run still pays
-    attr = {k: v for k, v in session.attribution.items() if k not in ("other", TOOLCHAIN)}
+    attr = {k: v for k, v in session.attribution.items() if k not in ("other", TOOLCHAIN, COLLECTOR)}
     if not attr:
         return None
     cat, secs = max(attr.items(), key=lambda kv: kv[1])
@@ -535,7 +541,7 @@ def findings(session: Session) -> list[Finding]:
         fn(session, total)
         for fn in (_failures, _parametrization, _restarts, _recompiles, _recompile_limit, _graph_breaks,
                    _top_category, _slowest_frame, _backward, _no_provenance, _toolchain, _fused_kernels,
-                   _counterfactual)
+                   _counterfactual, _collector)
     ]
     found += _causes(session, total)
     keys = {f.key for f in found if f is not None}

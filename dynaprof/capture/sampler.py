@@ -16,6 +16,11 @@ one, at most what keeps (the machine's signal floor + the sample's own measured 
 the sampler's budget. It is decided as each compile starts and again every ``ADAPT_EVERY``
 samples; the run's notes say the rate used and why.
 
+While its timer is armed the sampler also times Python's garbage collector (``gc.callbacks``: two
+clock reads a collection, nothing else). A collection runs in C, so the next sample would carry
+all of it to wherever the code stands when it ends; that part is split off into a stack ending in
+``model.journal.GC_FUNCTION``, the collector's phase and cause (``analysis.causes``).
+
 A sample never changes the program (docs/reliability.md, "What a sample may do"): the cyclic
 garbage collector is held off while it runs (an allocation could otherwise start a collection that
 finalizes unrelated user objects right there), it runs no user or torch code, and it drops every
@@ -38,7 +43,7 @@ from types import FrameType
 from dynaprof.capture.signal_cost import SAMPLER_BUDGET, adapted_rate
 from dynaprof.capture.stacks import Aggregate, StackWalker, orphaned_frames
 from dynaprof.fmt import plural
-from dynaprof.model.journal import StackItem
+from dynaprof.model.journal import GC_FUNCTION, StackItem
 
 #: (thread id) -> (frame key, attempt) of the innermost compile running on that thread
 CurrentWindow = Callable[[int], tuple[str | None, int] | None]
@@ -76,6 +81,13 @@ class Sampler:
         self.lowest_hz = rate_hz
         self._self_ns = 0  # time spent in the signal handler's samples, and how many
         self._self_n = 0
+        #: the garbage collector's time while the timer is armed, what of it samples took, when the
+        #: running collection started (0: none), the function id samples end in for it
+        self._gc_ns = 0
+        self._gc_taken = 0
+        self._gc_t0 = 0
+        self._gc_fid = -1
+        self._gc_cb = self._on_gc  # one bound method: gc.callbacks removes it by equality
         self.current = current
         self.emit = emit
         self.main_tid = threading.main_thread().ident
@@ -155,12 +167,17 @@ class Sampler:
             return False
         signal.signal(signal.SIGALRM, self._on_signal)
         signal.siginterrupt(signal.SIGALRM, False)  # restart interrupted system calls
+        self._gc_fid = self.walker.table.key_id(GC_FUNCTION)
+        self._gc_taken, self._gc_t0 = self._gc_ns, 0
+        gc.callbacks.append(self._gc_cb)
         signal.setitimer(signal.ITIMER_REAL, self.interval, self.interval)
         self._armed = True
         return True
 
     def _disarm(self) -> None:
         self._armed = False
+        if self._gc_cb in gc.callbacks:
+            gc.callbacks.remove(self._gc_cb)
         ours = signal.getsignal(signal.SIGALRM) == self._on_signal
         if not ours or abs(signal.getitimer(signal.ITIMER_REAL)[1] - self.interval) > 1e-6:
             # the script took SIGALRM or the timer while we sampled: they stay as it set them
@@ -190,7 +207,12 @@ class Sampler:
         try:
             now = time.perf_counter_ns()
             self._last_ns[tid] = now
-            self._record(frame, tid, (now - last) / 1e9, self._signal_agg)
+            collected = self._gc_ns - self._gc_taken
+            self._gc_taken = self._gc_ns
+            if self._gc_t0:  # inside a collection, in a finalizer it runs: its time so far is this sample's
+                collected += now - self._gc_t0
+                self._gc_t0 = now  # and the rest is the next one's
+            self._record(frame, tid, (now - last) / 1e9, self._signal_agg, gc_s=collected / 1e9)
             self._self_ns += time.perf_counter_ns() - now
             self._self_n += 1
             if self.floor_s is not None and self._self_n % ADAPT_EVERY == 0 and self._adapt() and self._armed:
@@ -202,6 +224,15 @@ class Sampler:
             self._in_handler = False
             if collecting:
                 gc.enable()
+
+    def _on_gc(self, phase: str, info: dict[str, int]) -> None:
+        """``gc.callbacks``, while the timer is armed: time each collection (two clock reads; it
+        runs inside the collector, on whichever thread started it, and the GIL stalls the rest)."""
+        if phase == "start":
+            self._gc_t0 = time.perf_counter_ns()
+        elif self._gc_t0:
+            self._gc_ns += time.perf_counter_ns() - self._gc_t0
+            self._gc_t0 = 0
 
     # -- sampler thread for other threads ---------------------------------------------------
     def _ensure_thread(self) -> None:
@@ -264,13 +295,26 @@ class Sampler:
             self.notes.append(f"sampler: a sample failed and was dropped ({type(e).__name__}: {e})")
 
     def _record(
-        self, frame: FrameType, tid: int, seconds: float, agg: Aggregate, keep: list[FrameType] | None = None
+        self,
+        frame: FrameType,
+        tid: int,
+        seconds: float,
+        agg: Aggregate,
+        keep: list[FrameType] | None = None,
+        gc_s: float = 0.0,
     ) -> None:
+        """One sample of ``seconds``; ``gc_s`` of them were the garbage collector's (a collection
+        runs in C, so this sample, the first after it, carries it): they end in ``GC_FUNCTION``."""
         cur = self.current(tid)
         key, fallback_attempt = cur if cur is not None else (None, 0)
         compiler, traced, attempt = self.walker.walk(frame, tid, keep)
         spans, cause = self.context(tid)
-        agg.add((key, fallback_attempt if attempt is None else attempt, tid, compiler, traced, spans, cause), seconds)
+        attempt = fallback_attempt if attempt is None else attempt
+        if gc_s > 0.0:
+            gc_s = min(gc_s, seconds)
+            agg.add((key, attempt, tid, (*compiler, self._gc_fid), traced, spans, cause), gc_s, 0)
+            seconds -= gc_s
+        agg.add((key, attempt, tid, compiler, traced, spans, cause), seconds)
         self.samples += 1
 
     def flush(self) -> None:

@@ -125,12 +125,12 @@ class Aggregate:
 
     data: dict[tuple[Any, ...], list[float]] = field(default_factory=dict)
 
-    def add(self, key: tuple[Any, ...], seconds: float) -> None:
+    def add(self, key: tuple[Any, ...], seconds: float, samples: int = 1) -> None:
         cur = self.data.get(key)
         if cur is None:
-            self.data[key] = [1, seconds]
+            self.data[key] = [samples, seconds]
         else:
-            cur[0] += 1
+            cur[0] += samples
             cur[1] += seconds
 
 

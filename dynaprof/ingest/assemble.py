@@ -18,9 +18,10 @@ from dynaprof.fmt import plural, stored_s
 from dynaprof.ingest import kernel_split, kernel_waits
 from dynaprof.ingest.cache_keys import JournalLookups
 from dynaprof.ingest.frame_samples import clip_samples, sampled_attempts
-from dynaprof.ingest.journal_values import add_count, location, non_negative, or_default, property_trace, rates_pair
+from dynaprof.ingest.journal_values import add_count, location, or_default, property_trace
 from dynaprof.ingest.kernel_match import PlainKernels, plain_kernels
 from dynaprof.ingest.prof_files import total_calls
+from dynaprof.ingest.sampler_totals import SamplerTotals, sampler_totals, samples_of
 from dynaprof.ingest.times import iso_utc
 from dynaprof.ingest.torch_metrics import (
     apply_metrics,
@@ -110,18 +111,6 @@ class ParentFacts:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass
-class _SamplerTotals:
-    source: str | None
-    seconds: float | None
-    requested_hz: float | None
-    errors: int
-    adapted_hz: list[float]
-    signal_samples: int = 0
-    own_s: float | None = None
-    floor_s: float | None = None
-
-
 class _Builder:
     def __init__(self) -> None:
         self.start: Start | None = None
@@ -140,7 +129,7 @@ class _Builder:
         self.run_spans: list[Span] = []
         self.stacks: dict[tuple[Any, ...], list[float]] = {}
         self.inline: dict[tuple[Any, ...], list[float]] = {}
-        self.sampler: _SamplerTotals | None = None
+        self.sampler: SamplerTotals | None = None
         self.cprofile_files: dict[str, str] = {}
         self.cprofile_merged: str | None = None
         self.caches: dict[str, CacheTally] = {}  # frame key -> its cache markers
@@ -432,11 +421,7 @@ class _Builder:
             cur[1] += seconds
 
     def _on_sampler(self, r: Sampler) -> None:
-        self.sampler = _SamplerTotals(
-            opt_str(r.get("source")), opt_num(r.get("seconds")), opt_num(r.get("requested_hz")),
-            max(0, opt_int(r.get("errors")) or 0), rates_pair(r.get("adapted_hz")),
-            max(0, opt_int(r.get("signal_samples")) or 0), non_negative(r.get("own_s")), non_negative(r.get("floor_s")),
-        )  # fmt: skip
+        self.sampler = sampler_totals(r)
         for note in strs(r.get("notes")):
             self._warn(note)
 
@@ -564,13 +549,7 @@ def _finish_frames(b: _Builder, frames: list[CompiledFrame], stacks: list[Stack]
 def _samples(b: _Builder, facts: ParentFacts, stacks: list[Stack]) -> Samples | None:
     if facts.sampler == "none" or (b.sampler is None and not stacks):
         return None
-    count = sum(s.samples for s in stacks)
-    totals = b.sampler or _SamplerTotals(None, None, None, 0, [])
-    window = totals.seconds or 0.0
-    achieved = round(count / window, 1) if window > 0 else None
-    return Samples(totals.source or facts.sampler, facts.requested_hz or totals.requested_hz or 0.0, achieved, count,
-                   stored_s(sum(s.seconds for s in stacks)), totals.errors, stacks, totals.adapted_hz,
-                   totals.signal_samples, totals.own_s, totals.floor_s)  # fmt: skip
+    return samples_of(b.sampler, facts.sampler, facts.requested_hz, stacks)
 
 
 def _run_info(b: _Builder, facts: ParentFacts, start: Start, wall: float | None, exit_status: int | None,

@@ -65,6 +65,9 @@ KERNEL_WAIT_CAUSE = "cause:kernel_wait"
 #: and its share of a wait); a ``kernel`` record says whose the kernel is, and the assembler gives
 #: its samples to that cause, or splits them between the parametrization and the code it is fused with
 KERNEL_CAUSE = "cause:kernel"
+#: the function a sampled stack ends in for the time the garbage collector ran since the sample
+#: before (the sampler times each collection; the analysis reads its ``kind``): (name, file, line, kind)
+GC_FUNCTION = ("garbage collection", "", 0, "gc")
 
 #: CompilationMetrics fields that are never written to the journal and never kept in a session
 #: (from either importer): configuration blobs, stack traces, graph shapes, cache keys, provenance

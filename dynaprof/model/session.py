@@ -16,6 +16,13 @@ from dynaprof.fmt import stored_s
 from dynaprof.model import frame_keys
 from dynaprof.model.cache_keys import CacheKeys
 from dynaprof.model.code_names import code_name
+from dynaprof.model.phases import CATEGORIES as CATEGORIES
+from dynaprof.model.phases import CATEGORY_LABELS as CATEGORY_LABELS
+from dynaprof.model.phases import GROUP_OF as GROUP_OF
+from dynaprof.model.phases import PHASE_GROUPS as PHASE_GROUPS
+from dynaprof.model.phases import PHASE_LABELS as PHASE_LABELS
+from dynaprof.model.phases import PHASES as PHASES
+from dynaprof.model.phases import PhaseGroup as PhaseGroup
 
 #: Bump when a change would make an older dynaprof misread a session.
 SCHEMA_VERSION = 3
@@ -54,78 +61,6 @@ class Axes:
 #: keys of ``Axes`` nested in a session.json ``attribution`` object
 AXES_KEYS = ("causes", "matrix", "restart_waste", "parametrizations")
 
-#: phases of the compiler, finest first-class steps (docs/attribution.md)
-PHASES: tuple[str, ...] = (
-    "dynamo_tracing",
-    "fake_tensor",
-    "guard_building",
-    "aot_trace",
-    "aot_partition",
-    "aot_other",
-    "graph_passes",
-    "lowering",
-    "scheduling",
-    "codegen",
-    "inductor_other",
-    "kernel_compile",
-    "toolchain_setup",
-    "autotuning",
-    "cache",
-    "other",
-)
-
-PHASE_LABELS: dict[str, str] = {
-    "dynamo_tracing": "Dynamo tracing",
-    "fake_tensor": "fake tensors / variable building",
-    "guard_building": "guard building",
-    "aot_trace": "AOT autograd trace",
-    "aot_partition": "AOT autograd partitioning",
-    "aot_other": "AOT autograd (other)",
-    "graph_passes": "Inductor graph passes",
-    "lowering": "Inductor lowering",
-    "scheduling": "Inductor scheduling/fusion",
-    "codegen": "Inductor codegen",
-    "inductor_other": "Inductor (other)",
-    "kernel_compile": "C++/Triton kernel compile",
-    "toolchain_setup": "toolchain setup",
-    "autotuning": "autotuning",
-    "cache": "cache lookups",
-    "other": "other",
-}
-
-@dataclass(frozen=True)
-class PhaseGroup:
-    """One column of the breakdown: phases a compiler engineer reads together."""
-
-    key: str
-    label: str
-    short: str  # the terminal's column header
-    phases: tuple[str, ...]
-
-
-#: The one breakdown every page shows (the cause x phase table's columns, the flamegraphs' colours,
-#: ``attribution``'s keys), in pipeline order. A group of one phase has the phase's key and label, so
-#: a label a reader sees always stands for one number.
-PHASE_GROUPS: tuple[PhaseGroup, ...] = (
-    PhaseGroup("dynamo_tracing", PHASE_LABELS["dynamo_tracing"], "tracing", ("dynamo_tracing",)),
-    PhaseGroup("fake_tensor", PHASE_LABELS["fake_tensor"], "fake", ("fake_tensor",)),
-    PhaseGroup("guard_building", PHASE_LABELS["guard_building"], "guards", ("guard_building",)),
-    PhaseGroup("aot_autograd", "AOT autograd", "AOT", ("aot_trace", "aot_partition", "aot_other")),
-    PhaseGroup("inductor", "Inductor passes, lowering, scheduling, codegen", "Inductor",
-               ("graph_passes", "lowering", "scheduling", "codegen", "inductor_other", "autotuning")),
-    PhaseGroup("kernel_compile", PHASE_LABELS["kernel_compile"], "kernels", ("kernel_compile",)),
-    PhaseGroup("toolchain_setup", PHASE_LABELS["toolchain_setup"], "toolchain", ("toolchain_setup",)),
-    PhaseGroup("cache", PHASE_LABELS["cache"], "cache", ("cache",)),
-    PhaseGroup("other", PHASE_LABELS["other"], "other", ("other",)),
-)
-#: phase -> the key of its group
-GROUP_OF: dict[str, str] = {p: g.key for g in PHASE_GROUPS for p in g.phases}
-#: group keys (``attribution``'s keys), in pipeline order
-CATEGORIES: tuple[str, ...] = tuple(g.key for g in PHASE_GROUPS)
-CATEGORY_LABELS: dict[str, str] = {g.key: g.label for g in PHASE_GROUPS}
-if set(GROUP_OF) != set(PHASES):  # pragma: no cover - a table error, caught by any import
-    raise AssertionError("every phase belongs to one group")
-
 #: cause keys that are not user code
 CAUSE_WHOLE_GRAPH = "whole graph"
 CAUSE_UNKNOWN = "unknown (no provenance)"
@@ -136,16 +71,20 @@ PARAMETRIZE_FILE = "/torch/nn/utils/parametrize.py"
 #: the one-time toolchain setup of a process's first C++ kernel where kernels of several causes
 #: were built (any of them would have paid it): not graph work, so not ``whole graph``
 CAUSE_TOOLCHAIN = "first C++ kernel's toolchain setup"
+#: Python's cyclic garbage collector: a collection's time grows with everything alive, not with the
+#: code whose allocation started it, so it is no cause's
+CAUSE_COLLECTOR = "the garbage collector"
 #: causes that name no user code
-UNNAMED_CAUSES = (CAUSE_WHOLE_GRAPH, CAUSE_UNKNOWN, CAUSE_TOOLCHAIN)
+UNNAMED_CAUSES = (CAUSE_WHOLE_GRAPH, CAUSE_UNKNOWN, CAUSE_TOOLCHAIN, CAUSE_COLLECTOR)
 
 
 @dataclass
 class FunctionRef:
     """One function as it appears in stacks. ``kind`` says which view it belongs to:
     ``python`` (a real frame of the compiler), ``native`` (a C/C++ frame from py-spy --native),
-    ``traced`` (user code Dynamo was symbolically executing) or ``property`` (a ``@property``
-    getter Dynamo traced, labelled ``Owner.name``)."""
+    ``traced`` (user code Dynamo was symbolically executing), ``property`` (a ``@property``
+    getter Dynamo traced, labelled ``Owner.name``) or ``gc`` (``GC_FUNCTION``: the garbage
+    collector's time, at the end of the stack whose allocation started it; ``model.journal``)."""
 
     name: str
     filename: str

@@ -30,6 +30,7 @@ CATEGORY_COLOURS: dict[str, CategoryColour] = {
     "kernel_compile": CategoryColour((22.0, 0.50, 0.42), "#8c564b"),
     "toolchain_setup": CategoryColour((8.0, 0.35, 0.30), "#5a3a31"),
     "cache": CategoryColour((0.0, 0.0, 0.68), "#aaaaaa"),
+    "garbage_collection": CategoryColour((180.0, 0.25, 0.55), "#6b9e9e"),
     "other": CategoryColour((35.0, 0.22, 0.66), "#bbbbbb"),
     # not a phase group: the inline view's parametrization calls and the call graph's parametrization
     # nodes, a strong magenta so they stand out at a glance
@@ -56,6 +57,7 @@ PHASE_HSL: dict[str, HSL] = {
     "kernel_compile": (22.0, 0.50, 0.42),
     "toolchain_setup": (8.0, 0.35, 0.30),
     "cache": (0.0, 0.0, 0.68),
+    "garbage_collection": (180.0, 0.25, 0.55),
     "other": (35.0, 0.22, 0.66),
 }
 

@@ -88,7 +88,7 @@ def test_signal_handler_never_raises_and_never_reenters() -> None:
     s._last_ns[s.main_tid] = 0
     calls = []
 
-    def boom(*a: object) -> None:
+    def boom(*a: object, **k: float) -> None:
         calls.append(1)
         s._on_signal(14, sys._getframe())  # a tick arriving inside the handler is ignored
         raise IndexError("broken")
@@ -109,6 +109,38 @@ def test_samples_are_weighted_by_elapsed_wall_time() -> None:
     s.flush()
     (row,) = emitted
     assert row[0] == "0/0" and row[5] == 2 and row[6] == 0.75  # type: ignore[index]
+
+
+def test_the_collectors_time_ends_in_its_own_function_not_in_the_code_it_interrupted() -> None:
+    """A collection runs in C, so the sample after it carries its time: that part is split off into
+    a stack ending in ``GC_FUNCTION``, counted as no sample; one that lands inside a collection
+    (in a finalizer it runs) takes the collection's time so far, and the rest goes to the next."""
+    from dynaprof.model.journal import GC_FUNCTION
+
+    table = FunctionTable()
+    emitted: list[list[object]] = []
+    s = Sampler(StackWalker(table, Markers()), 1000.0, lambda tid: ("0/0", 0), emitted.extend)
+    tid = s.main_tid
+    assert tid is not None
+    s._gc_fid = table.key_id(GC_FUNCTION)
+    s._last_ns[tid] = time.perf_counter_ns() - 300_000_000  # the previous sample, 0.3 s ago
+    s._on_gc("start", {"generation": 2})
+    time.sleep(0.02)
+    s._on_gc("stop", {"generation": 2})
+    s._on_signal(14, sys._getframe())
+    s.flush()
+    by_end = {table.info[int(row[3][-1])][3]: row for row in emitted}  # type: ignore[index]
+    gc_row, rest = by_end["gc"], next(r for k, r in by_end.items() if k != "gc")
+    assert gc_row[5] == 0 and 0.02 <= gc_row[6] < 0.3 and rest[5] == 1  # type: ignore[index,operator]
+    assert gc_row[6] + rest[6] >= 0.3  # type: ignore[index,operator]  # no time lost
+    emitted.clear()
+    s._on_gc("start", {"generation": 2})  # a collection still running when the next tick arrives
+    time.sleep(0.02)
+    s._on_signal(14, sys._getframe())
+    s._on_gc("stop", {"generation": 2})
+    s.flush()
+    first = sum(float(r[6]) for r in emitted if table.info[int(r[3][-1])][3] == "gc")  # type: ignore[index]
+    assert first >= 0.02 and s._gc_ns - s._gc_taken < 0.02e9  # only what came after the tick is left
 
 
 def test_compiler_view_starts_at_the_compile_root() -> None:
@@ -288,9 +320,9 @@ def test_signal_handler_holds_the_garbage_collector_off() -> None:
     seen: list[bool] = []
     real = s._record
 
-    def record(*a: object) -> None:
+    def record(*a: object, **k: float) -> None:
         seen.append(gc.isenabled())
-        real(*a)  # type: ignore[arg-type]
+        real(*a, **k)  # type: ignore[arg-type]
 
     s._record = record  # type: ignore[method-assign]
     assert gc.isenabled()

@@ -345,3 +345,29 @@ def test_toolchain_setup_goes_to_the_only_cause_that_built_kernels_else_is_share
     run, _ = axes(both)
     assert run is not None and run.matrix["toolchain_setup"] == {CAUSE_TOOLCHAIN: 3.0}  # not graph work
     assert run.matrix["kernel_compile"] == {CAUSE_PARAMETRIZATION: 1.0, "forward (m.py:26)": 0.5}
+
+
+def test_the_collectors_time_is_its_own_phase_and_cause_wherever_it_was_sampled() -> None:
+    """A stack ending in ``GC_FUNCTION`` is the garbage collector's, on both axes, even under a
+    parametrized property (the collection's cost grows with everything alive, not with the code
+    whose allocation started it); a large share is a finding with the gc.freeze() remedy."""
+    from dynaprof.analysis.causes import axes
+    from dynaprof.analysis.findings import findings
+    from dynaprof.analysis.remedies import REMEDY_GC_FREEZE
+    from dynaprof.model.journal import GC_FUNCTION
+    from dynaprof.model.session import CAUSE_COLLECTOR
+
+    t = FunctionTable()
+    tracing = t("InstructionTranslator.run", DYN + "symbolic_convert.py", 1)
+    collector = t(*GC_FUNCTION)
+    prop = t("Linear.weight", SP + "torch/nn/utils/parametrize.py", 419, "property")
+    traced = Stack("0/0", 0, 1, [tracing], [prop], 10, 0.6, [], -1)
+    collected = Stack("0/0", 0, 1, [tracing, collector], [prop], 0, 0.3, [], -1)
+    s = make_session([frame("0/0", compile_time_s=1.0)], [traced, collected], t.functions)
+    assert stack_phase(collected, tables(t.functions)) == "garbage_collection"
+    run, _ = axes(s)
+    assert run is not None and run.matrix["garbage_collection"] == {CAUSE_COLLECTOR: 0.3}
+    assert run.causes[CAUSE_PARAMETRIZATION] == 0.6
+    s.axes = run
+    got = [f for f in findings(s) if f.key == "collector"]
+    assert len(got) == 1 and got[0].remedy == REMEDY_GC_FREEZE and "300 ms (30% of compile)" in got[0].text

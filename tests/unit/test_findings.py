@@ -89,7 +89,7 @@ def test_an_in_process_session_says_so_instead_of_an_exit_status() -> None:
 
 
 def test_remedies_are_named_where_one_was_measured() -> None:
-    from dynaprof.analysis.findings import REMEDY_DYNAMIC, REMEDY_FOLD
+    from dynaprof.analysis.remedies import REMEDY_DYNAMIC, REMEDY_FOLD
 
     (top, *_rest) = findings(seed_session())
     assert top.key == "cause:parametrization" and top.remedy == REMEDY_FOLD
@@ -105,7 +105,7 @@ def test_remedies_are_named_where_one_was_measured() -> None:
 
 
 def test_the_remedy_follows_the_verdict_in_the_summaries() -> None:
-    from dynaprof.analysis.findings import REMEDY_FOLD
+    from dynaprof.analysis.remedies import REMEDY_FOLD
     from dynaprof.render.terminal import summary_text
 
     text = summary_text(seed_session(), 25, width=1000)  # unwrapped: one line per sentence
@@ -114,7 +114,7 @@ def test_the_remedy_follows_the_verdict_in_the_summaries() -> None:
 
 
 def test_compiles_failing_inside_parametrize_say_a_parametrization_is_registered_inside_forward() -> None:
-    from dynaprof.analysis.findings import REMEDY_REGISTER_OUTSIDE
+    from dynaprof.analysis.remedies import REMEDY_REGISTER_OUTSIDE
 
     bad = frame("0/0", status="failed", fail_type="Unsupported", fail_reason="Unsupported function call",
                 fail_filename="/venv/lib/python3.11/site-packages/torch/nn/utils/parametrize.py", fail_lineno=92)

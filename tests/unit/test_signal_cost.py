@@ -69,8 +69,8 @@ def test_the_handler_measures_its_own_cost_and_adapts_to_it() -> None:
     s._last_ns[s.main_tid] = 0
     real = s._record
 
-    def slow(*a: object) -> None:  # a sample costing 1 ms: over budget at any rate above 30 Hz
-        real(*a)  # type: ignore[arg-type]
+    def slow(*a: object, **k: float) -> None:  # a sample costing 1 ms: over budget at any rate above 30 Hz
+        real(*a, **k)  # type: ignore[arg-type]
         end = time.perf_counter() + 0.001
         while time.perf_counter() < end:
             pass
