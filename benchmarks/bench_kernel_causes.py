@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from dynaprof.analysis.findings import hottest  # noqa: E402
 from dynaprof.model import load_session  # noqa: E402
-from dynaprof.model.session import CAUSE_WHOLE_GRAPH, Session  # noqa: E402
+from dynaprof.model.session import CAUSE_COLLECTOR, CAUSE_WHOLE_GRAPH, Session  # noqa: E402
 
 B = ROOT / "benchmarks"
 #: model -> (package it needs or None, parametrized command, plain command)
@@ -134,16 +134,16 @@ def phase_rows(label: str, p: Session, q: Session) -> list[str]:
 def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, counterfactual: bool = False,
              phases: list[str] | None = None) -> list[str]:
     rows = ["| model | threads | round | parametrized | plain | difference | causes.parametrization | ratio "
-            "| toolchain setup (param / plain) | ratio, toolchain excluded | unmeasured waits |"
-            + (" counterfactual: kernels only with it |" if counterfactual else ""),
-            "|---|" + "---|" * (11 if counterfactual else 10)]
+            "| toolchain setup (param / plain) | ratio, toolchain excluded | collector (param / plain) "
+            "| unmeasured waits |" + (" counterfactual: kernels only with it |" if counterfactual else ""),
+            "|---|" + "---|" * (12 if counterfactual else 11)]
     opts = ("--counterfactual",) if counterfactual else ()
     verdicts: dict[str, str] = {}
     n = 0
     for model in models:
         package, param_cmd, plain_cmd = MODELS[model]
         if not _available(package):
-            rows.append(f"| {model} | | | {package} is not installed | | | | | | |")
+            rows.append(f"| {model} | | | {package} is not installed | | | | | | | | |")
             continue
         for th in threads:
             ratios, excluded = [], []
@@ -159,7 +159,7 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, coun
                         got[param] = profile(param_cmd if param else plain_cmd, tmp / f"run{n}", th,
                                              *(opts if param else ()))
                 except RuntimeError as e:
-                    rows.append(f"| {model} | {th} | {r + 1} | failed: {str(e)[:100]} | | | | | | | |")
+                    rows.append(f"| {model} | {th} | {r + 1} | failed: {str(e)[:100]} | | | | | | | | |")
                     continue
                 p, q = got[True], got[False]
                 diff = p.total_compile_s - q.total_compile_s
@@ -175,6 +175,9 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, coun
                 pooled[0] += cause - tool_param
                 pooled[1] += diff_ex
                 unmeasured = sum(f.kernel_wait_unmeasured_s for f in p.frames)
+                # the garbage collector's own phase and cause (docs/causes.md): a full collection
+                # lands in whichever compile crosses the threshold, so it is shown apart
+                gc_p, gc_q = (x.axes.causes.get(CAUSE_COLLECTOR, 0.0) if x.axes else 0.0 for x in (p, q))
                 if p.counterfactual is not None:
                     nulls.append(p.counterfactual.compile_s - q.total_compile_s)
                 # which ran first: the first of a pair tends to run slower (bench_toolchain_order.py)
@@ -182,7 +185,7 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, coun
                 rows.append(f"| {model} | {th} | {r + 1} ({first} first) | {p.total_compile_s:.2f} s "
                             f"| {q.total_compile_s:.2f} s "
                             f"| {diff:.2f} s | {cause:.2f} s | {_ratio(ratio)} | {tool:.2f} s / {tool_q:.2f} s "
-                            f"| {_ratio(ratio_ex)} | {unmeasured:.2f} s |"
+                            f"| {_ratio(ratio_ex)} | {gc_p:.2f} s / {gc_q:.2f} s | {unmeasured:.2f} s |"
                             + (f" {_counterfactual(p)} |" if counterfactual else ""))
                 verdicts[f"{model}, {th} threads"] = hottest(p)
                 if phases is not None:
@@ -190,14 +193,14 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, coun
                 print(rows[-1], file=sys.stderr, flush=True)
             if ratios:
                 rows.append(f"| {model} | {th} | median | | | | | **{_median(ratios)}** | "
-                            f"| **{_median(excluded)}** | |")
+                            f"| **{_median(excluded)}** | | |")
                 # one ratio of the rounds' sums: a round's small difference no longer weighs as much
                 # as a large one, which the median of ratios lets a toolchain swing do
                 rows.append(f"| {model} | {th} | summed, toolchain out | | | {pooled[1]:.2f} s | {pooled[0]:.2f} s | "
-                            f"| | **{_ratio(pooled[0] / pooled[1] if pooled[1] > 0 else math.nan)}** | |")
+                            f"| | **{_ratio(pooled[0] / pooled[1] if pooled[1] > 0 else math.nan)}** | | |")
             if nulls:
                 rows.append(f"| {model} | {th} | null pairs: folded - plain | | | "
-                            f"{' / '.join(f'{x:+.2f} s' for x in nulls)} | | | | | |")
+                            f"{' / '.join(f'{x:+.2f} s' for x in nulls)} | | | | | | |")
     rows.append("")
     rows += [f"- verdict, {k}: {v}" for k, v in verdicts.items()]
     return rows
