@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # dynaprof itself is imported only where a figure needs it (lazily)
 SEED = ROOT / "samples" / "parametrized_linear.py"
 LINE = re.compile(r"parametrize=(True|False): (\d+) ms(?: \(cpu (\d+) ms(?:, gc (\d+) ms)?\))?")
 
@@ -86,7 +87,6 @@ class Timed(NamedTuple):
 
 def sampler_share(run_dir: Path) -> float | None:
     """The sampler's own measure of its cost in a run, over the run's compile time."""
-    sys.path.insert(0, str(ROOT))
     from dynaprof.model import load_session
 
     s = load_session(run_dir)
@@ -146,7 +146,6 @@ BUYS = {
 
 def hook_table() -> list[tuple[str, str]]:
     """(hook name, what it buys), in ``torch_hooks.STEPS``'s order."""
-    sys.path.insert(0, str(ROOT))
     from dynaprof.capture.torch_hooks import STEPS
 
     return [(name, BUYS.get(name, "?")) for name, _ in STEPS if name != "compile_windows"]

@@ -19,7 +19,7 @@ import functools
 import threading
 import time
 import types
-from typing import Any
+from typing import Any, NamedTuple
 
 from dynaprof.capture.hooks.traced_stack import hook_translator_push_pop
 from dynaprof.capture.recorder import CompileRecorder, PropStat, Window
@@ -57,6 +57,17 @@ def install_properties(recorder: CompileRecorder) -> None:
         _time_getters(recorder, UDO)
 
 
+class _Pending(NamedTuple):
+    """A property opened at Dynamo's check, waiting for its getter's push."""
+
+    vt: Any
+    prop: property
+    got: tuple[FunctionKey, PropStat]
+    fid: int
+    depth: int  # on the traced stack
+    t0: int  # perf_counter_ns
+
+
 def _time_getters(recorder: CompileRecorder, UDO: Any) -> None:
     """Open the property where Dynamo checks it, hand it to its getter's push, close it at the pop
     (torch 2.13)."""
@@ -73,23 +84,27 @@ def _time_getters(recorder: CompileRecorder, UDO: Any) -> None:
             win = recorder.current(tid)
             if win is not None:
                 if win.prop_pending is not None:  # never reached a getter (a graph break before it)
-                    traced.exit_if(tid, win.prop_pending[4], win.prop_pending[3])
-                    win.prop_pending = None
+                    _drop(win, tid)
                 key = property_key(vt, _name_of(names, vt, subobj), subobj)
                 if key is not None:
                     # open from here: the source walk, the class lookup and the inlining set-up
                     # before the getter's push are the property's work too
                     fid = recorder.table.key_id(key[0])
-                    win.prop_pending = (vt, subobj, key, fid, traced.enter(tid, fid), time.perf_counter_ns())
+                    win.prop_pending = _Pending(vt, subobj, key, fid, traced.enter(tid, fid), time.perf_counter_ns())
         return got
 
+    def _drop(win: Window, tid: int) -> None:
+        p: _Pending = win.prop_pending  # type: ignore[assignment]
+        traced.exit_if(tid, p.depth, p.fid)
+        win.prop_pending = None
+
     def on_push(win: Window, tid: int, tx: Any, code: Any) -> None:
-        vt, prop, got, fid, depth, t0 = win.prop_pending  # type: ignore[misc]
-        win.prop_pending = None  # for this push only
-        if getattr(prop.fget, "__code__", None) is not code:  # not its getter: not counted
-            traced.exit_if(tid, depth, fid)
+        p: _Pending = win.prop_pending  # type: ignore[assignment]
+        if getattr(p.prop.fget, "__code__", None) is not code:  # not its getter: not counted
+            _drop(win, tid)
             return
-        win.prop_open.append((tx, depth, got, vt, t0))
+        win.prop_pending = None  # for this push only
+        win.prop_open.append((tx, p.depth, p.got, p.vt, p.t0))
 
     def on_pop(win: Window, tid: int, tx: Any) -> None:  # tx is the innermost open getter's
         _tx, depth, got, vt, t0 = win.prop_open.pop()
