@@ -48,6 +48,11 @@ MODELS: dict[str, tuple[str | None, list[str], list[str]]] = {
               "--device", "cpu"]),
     "hifigan_weight_norm": ("transformers", [str(B / "readability/hifigan.py"), "inductor"],
                             [str(B / "readability/hifigan.py"), "inductor", "--plain"]),
+    # the fold is the fair plain side: EnCodec's --plain swaps weight norm for time group norm
+    "encodec": ("transformers", [str(B / "readability/encodec.py"), "inductor"],
+                [str(B / "readability/encodec.py"), "inductor", "--fold"]),
+    "dac": ("transformers", [str(B / "causes/dac.py"), "--backend", "inductor"],
+            [str(B / "causes/dac.py"), "--backend", "inductor", "--plain"]),
     "spectral_norm": (None, [str(B / "causes/torch_parametrizations.py"), "--kind", "spectral_norm", "--backend",
                              "inductor"],
                       [str(B / "causes/torch_parametrizations.py"), "--kind", "spectral_norm", "--backend",
@@ -118,6 +123,17 @@ def _counterfactual(s: Session) -> str:
             f"{cf.compile_s:.2f} s, {cf.kernels} kernels")
 
 
+def _replay(s: Session) -> str:
+    """What the Inductor replay found and cost: its seconds beside the run's wall time."""
+    r = s.replay
+    if r is None:
+        return "none"
+    wall = s.run.wall_s or 0.0
+    cost = f", {(wall + r.seconds) / wall:.2f}x the run's wall" if wall > 0 else ""
+    return (f"{r.extra_kernels} extra ({r.extra_kernel_s:.2f} s), {r.spared_kernels} spared "
+            f"({r.spared_kernel_s:.2f} s); {r.seconds:.1f} s{cost}" + (f"; {len(r.failed)} failed" if r.failed else ""))
+
+
 def phase_rows(label: str, p: Session, q: Session) -> list[str]:
     """Where a pair's difference is, phase by phase: parametrized, plain, their difference and the
     parametrization's seconds in that phase (``--phases``)."""
@@ -135,8 +151,9 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, coun
              phases: list[str] | None = None) -> list[str]:
     rows = ["| model | threads | round | parametrized | plain | difference | causes.parametrization | ratio "
             "| toolchain setup (param / plain) | ratio, toolchain excluded | collector (param / plain) "
-            "| unmeasured waits |" + (" counterfactual: kernels only with it |" if counterfactual else ""),
-            "|---|" + "---|" * (12 if counterfactual else 11)]
+            "| unmeasured waits | replay: kernels only with it, spared; its time |"
+            + (" counterfactual: kernels only with it |" if counterfactual else ""),
+            "|---|" + "---|" * (13 if counterfactual else 12)]
     opts = ("--counterfactual",) if counterfactual else ()
     verdicts: dict[str, str] = {}
     n = 0
@@ -185,7 +202,7 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, coun
                 rows.append(f"| {model} | {th} | {r + 1} ({first} first) | {p.total_compile_s:.2f} s "
                             f"| {q.total_compile_s:.2f} s "
                             f"| {diff:.2f} s | {cause:.2f} s | {_ratio(ratio)} | {tool:.2f} s / {tool_q:.2f} s "
-                            f"| {_ratio(ratio_ex)} | {gc_p:.2f} s / {gc_q:.2f} s | {unmeasured:.2f} s |"
+                            f"| {_ratio(ratio_ex)} | {gc_p:.2f} s / {gc_q:.2f} s | {unmeasured:.2f} s | {_replay(p)} |"
                             + (f" {_counterfactual(p)} |" if counterfactual else ""))
                 verdicts[f"{model}, {th} threads"] = hottest(p)
                 if phases is not None:

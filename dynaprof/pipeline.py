@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from dynaprof.capture.launcher import LaunchResult
     from dynaprof.capture.pyspy import PySpy
     from dynaprof.ingest.assemble import ParentFacts
-    from dynaprof.ingest.kernel_match import PlainKernels
+    from dynaprof.ingest.kernel_match import PlainKernels, ReplayKernels
     from dynaprof.model.session import Session
     from dynaprof.render.base import RenderOptions
 
@@ -85,12 +85,14 @@ class Outcome:
 # -- journal -> session -> run folder ----------------------------------------------------------------
 
 
-def session_from_journal(journal: Path, facts: ParentFacts, plain: PlainKernels | None = None) -> Session:
-    """The session of facts a capture journal holds (``plain``: a counterfactual run's kernels)."""
+def session_from_journal(journal: Path, facts: ParentFacts, plain: PlainKernels | None = None,
+                         replay: ReplayKernels | None = None) -> Session:
+    """The session of facts a capture journal holds (``plain``: a counterfactual run's kernels;
+    ``replay``: what the Inductor replay found)."""
     from dynaprof.capture.journal import read_journal
     from dynaprof.ingest.assemble import assemble
 
-    return assemble((rec for _, rec in read_journal(journal)), facts, plain)
+    return assemble((rec for _, rec in read_journal(journal)), facts, plain, replay)
 
 
 def rebuild_from_journal(run_dir: Path) -> Session:
@@ -163,6 +165,8 @@ class ScriptRun:
     repeat: int = 1
     warm: bool = False
     counterfactual: bool = False
+    #: replay the graphs with parametrizations Inductor compiled, folded (``capture.replay``)
+    replay: bool = True  # CaptureOptions.replay_graphs (tests/unit/test_option_defaults.py)
     quiet: bool = False
     #: no live progress line (a torchrun rank)
     no_progress: bool = False
@@ -261,6 +265,7 @@ def _child_config(run: ScriptRun, journal: Path, where: Path) -> ChildConfig:
         aot_components=run.aot_components,
         cprofile_dir=str(where / "cprofile") if run.cprofile else None,
         torch_trace_dir=str(run.torch_trace.resolve()) if run.torch_trace else None,
+        replay_graphs=run.replay,
     )
 
 
@@ -281,9 +286,16 @@ def _capture_once(run: ScriptRun, run_dir: Path, i: int, say: Say) -> _Captured:
     cfg = _child_config(run, journal, where)
     pyspy = _pyspy(run, run_dir)
     progress = follow_progress(journal, run.quiet or run.no_progress)
+    replay = None
     try:
         with cold_caches(run.repeat > 1 and not run.warm) as caches:
             result = launch(cfg, on_started=pyspy.attach if pyspy else None, progress=progress, extra_env=caches)
+            if progress is not None:
+                progress.stop()
+                progress = None
+            # in the run's compiler caches (Inductor's one-time probes are there), before they go
+            if run.replay and result.signal is None:
+                replay = _replay(journal, where, caches, run.quiet, say)
     finally:
         if progress is not None:
             progress.stop()
@@ -294,13 +306,44 @@ def _capture_once(run: ScriptRun, run_dir: Path, i: int, say: Say) -> _Captured:
             plain = _run_plain(cfg, run_dir, fresh, run.quiet, say)
     if not journal.exists():
         return _Captured(result, None, journal)
-    session = session_from_journal(journal, _facts(run, result, run_dir, notes), plain)
+    session = session_from_journal(journal, _facts(run, result, run_dir, notes), plain, replay)
     for name, value in caches.items():  # ours, not the user's: --repeat makes them again
         if session.run.env is not None and session.run.env.get(name) == value:
             del session.run.env[name]
     if pyspy is not None:
         pyspy.merge_into(session)
     return _Captured(result, session, journal)
+
+
+def _replay(journal: Path, where: Path, caches: dict[str, str], quiet: bool, say: Say) -> ReplayKernels | None:
+    """The Inductor replay of the graphs with parametrizations the run kept (``capture.replay``),
+    in a process of its own; None (said) where there were none or it failed."""
+    import os
+
+    from dynaprof.capture.replay import has_graphs, launch_replay
+    from dynaprof.ingest.kernel_match import read_replay
+
+    if not has_graphs(journal):
+        return None  # no graph with parametrizations went to Inductor: nothing to replay, no process
+    out, log = where / "replay.json", where / "replay.log"
+    if not quiet:
+        say("dynaprof: replaying the graphs with parametrizations, folded, through Inductor (no kernel built)")
+    try:
+        data, error = launch_replay(journal, out, log, {**os.environ, **caches})
+        replay = read_replay(data) if error is None else None
+    except (OSError, ValueError) as e:
+        replay, error = None, str(e)
+    finally:
+        for f in (out, log):
+            f.unlink(missing_ok=True)
+    if replay is None:
+        say(f"dynaprof: the Inductor replay failed ({error}); fused kernels are split by node only")
+        return None
+    if not quiet:
+        failed = f", {len(replay.failed)} not replayable" if replay.failed else ""
+        say(f"dynaprof: replay: {plural(replay.graphs, 'graph')} in {seconds(replay.seconds)}, "
+            f"{plural(replay.plain.count, 'kernel')} without the parametrizations{failed}")
+    return replay
 
 
 def _pyspy(run: ScriptRun, run_dir: Path) -> PySpy | None:

@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from dynaprof import fmt
+from dynaprof.analysis import kernel_findings
 from dynaprof.analysis.causes import phase_seconds
 from dynaprof.analysis.recompile_causes import SIZES, RecompileCause, recompile_cause
 from dynaprof.analysis.remedies import (
@@ -232,45 +233,18 @@ def _repaid_share(session: Session) -> float:
 
 
 def _fused_kernels(session: Session, total: float) -> Finding | None:
-    """Kernels that fuse a parametrization's nodes into the user's: it is given its nodes' share of
-    their size-dependent build cost (``ingest.kernel_split``); what it changes in Inductor's fusion
-    (more or other kernels) only a run without it shows."""
-    n = sum(f.fused_kernels for f in session.frames)
-    secs = sum(f.fused_kernel_s for f in session.frames)
-    if n == 0 or secs < 0.5 or session.counterfactual is not None:  # there, _counterfactual says it
-        return None
-    return Finding(
-        "fused_kernels",
-        secs * 0.25,  # a caveat on the parametrization's figure, not a cause of its own
-        f"{fmt.plural(n, 'Inductor kernel')} {'fuses' if n == 1 else 'fuse'} a parametrization's nodes into other code "
-        f"({fmt.seconds(secs)} to build); the parametrization is counted for its nodes' share of their size, "
-        "not for kernels it makes Inductor build in place of others: to see those, compare with a run "
-        "without it (dynaprof compare PLAIN_RUN THIS_RUN)",
-    )
+    got = kernel_findings.fused_kernels(session)
+    return Finding("fused_kernels", *got) if got else None
 
 
 def _counterfactual(session: Session, total: float) -> Finding | None:
-    """``dynaprof run --counterfactual``: what the run without the parametrizations compiled, and
-    the kernels only this run built (given to the parametrization whole, ``ingest.kernel_match``)."""
-    cf = session.counterfactual
-    if cf is None:
-        return None
-    extra = (f"; {fmt.plural(cf.extra_kernels, 'kernel')} that fuse a parametrization's nodes have no counterpart "
-             f"there ({fmt.seconds(cf.extra_kernel_s)} to build) and count under it" if cf.extra_kernels else "")
-    mine = toolchain_seconds(session.samples.stacks, session.functions) if session.samples else None
-    setup = ""
-    if cf.toolchain_s is not None and mine is not None and max(cf.toolchain_s, mine) >= 0.5:
-        setup = (f" ({fmt.seconds(cf.compile_s - cf.toolchain_s)} against {fmt.seconds(total - mine)} without the "
-                 "one-time toolchain setup, which a process may find built already)")
-    return Finding(
-        "counterfactual",
-        0.0,  # a measured comparison beside the causes, never the verdict
-        f"with its {fmt.plural(len(cf.folded), 'parametrization')} folded (a second run, cold caches), the script "
-        f"compiled in {fmt.seconds(cf.compile_s)} against {fmt.seconds(total)} here" + setup
-        + (f", {fmt.plural(cf.kernels, 'Inductor kernel')} against {cf.kernels_here}"
-           if cf.kernels_here is not None and (cf.kernels_here or cf.kernels) else "")
-        + extra + " (one run each: their difference is as noisy as two runs)",
-    )
+    got = kernel_findings.counterfactual(session, total)
+    return Finding("counterfactual", *got) if got else None
+
+
+def _replay(session: Session, total: float) -> Finding | None:
+    got = kernel_findings.replay(session)
+    return Finding("replay", *got) if got else None
 
 
 def _restarts(session: Session, total: float) -> Finding | None:
@@ -541,7 +515,7 @@ def findings(session: Session) -> list[Finding]:
         fn(session, total)
         for fn in (_failures, _parametrization, _restarts, _recompiles, _recompile_limit, _graph_breaks,
                    _top_category, _slowest_frame, _backward, _no_provenance, _toolchain, _fused_kernels,
-                   _counterfactual, _collector)
+                   _counterfactual, _replay, _collector)
     ]
     found += _causes(session, total)
     keys = {f.key for f in found if f is not None}
@@ -564,7 +538,7 @@ def findings(session: Session) -> list[Finding]:
 #: that costs at least this share of compile comes before every fact
 ACTIONABLE_SHARE = 0.05
 #: findings that are facts about where time went, not one thing to change
-FACTS = ("category:", "slowest_frame", "backward", "no_provenance", "fused_kernels", "counterfactual")
+FACTS = ("category:", "slowest_frame", "backward", "no_provenance", "fused_kernels", "counterfactual", "replay")
 
 
 def hottest(session: Session, found: list[Finding] | None = None) -> str:

@@ -53,6 +53,7 @@ class ChildConfig:
     time_calls: bool = _CAPTURE.time_calls
     aot_components: bool = _CAPTURE.aot_components
     fold_parametrizations: bool = _CAPTURE.fold_parametrizations
+    replay_graphs: bool = _CAPTURE.replay_graphs
     extra: dict[str, Any] = field(default_factory=dict)
     #: ``platform.platform()``, computed by the launcher (same machine, same interpreter): here it
     #: would import ``subprocess`` and run ``uname -p`` in the user's process before the script

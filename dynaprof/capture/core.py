@@ -88,6 +88,9 @@ class CaptureOptions:
     aot_components: bool = False
     #: fold every parametrization before compiling (``dynaprof run --counterfactual``'s second run)
     fold_parametrizations: bool = False
+    #: keep each graph with parametrizations that Inductor is handed, for the replay that finds the
+    #: kernels only the parametrization made (``capture.replay``; ``dynaprof run --no-replay``: off)
+    replay_graphs: bool = True
 
 
 
@@ -160,6 +163,10 @@ class Capture:
             from dynaprof.capture.hooks.unparametrize import install_unparametrize
 
             rec.install_step("fold_parametrizations", functools.partial(install_unparametrize, rec))
+        elif self.options.replay_graphs:
+            from dynaprof.capture.hooks.replay_graphs import install_replay_graphs
+
+            rec.install_step("replay_graphs", functools.partial(install_replay_graphs, rec))
         if self.options.torch_trace_dir:
             from dynaprof.capture.hooks.trace_export import install_trace_export
 

@@ -21,6 +21,7 @@ compiling thread: never in a signal handler.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -109,16 +110,18 @@ def node_cause(node: Any) -> FunctionKey | None:
 def combine(causes: Iterable[FunctionKey]) -> FunctionKey:
     """One cause for work done for several nodes at once (a fused kernel, a batch of kernels).
 
-    ``causes`` are single nodes' causes (never an earlier ``combine``'s result: the caller keeps the
-    parts, so labels never nest). A kernel made only of nodes a parametrization added is the
-    parametrization's: without it the kernel would not exist. A kernel that fuses a parametrization's
-    nodes into user code's is the user code's: without the parametrization it would still be built
-    (a kernel's build time is mostly its fixed cost, measured in docs/causes.md), so the
-    parametrization's nodes are left out of its cause. Nodes without provenance beside known ones
-    add nothing."""
-    distinct = sorted(set(causes))
-    known = [c for c in distinct if c[3] != CAUSE_UNKNOWN]
-    distinct = known or distinct
+    ``causes`` are single nodes' causes, one per node (never an earlier ``combine``'s result: the
+    caller keeps the parts, so labels never nest). A kernel made only of nodes a parametrization
+    added is the parametrization's: without it the kernel would not exist. A kernel that fuses a
+    parametrization's nodes into user code's is the user code's: without the parametrization it
+    would still be built (a kernel's build time is mostly its fixed cost, measured in
+    docs/causes.md), so the parametrization's nodes are left out of its cause. Work for several
+    user lines goes to the line that owns most of its nodes (ties: the first in file order), so a
+    cause is always one place a user can act on, never a list. Nodes without provenance beside
+    known ones add nothing."""
+    counts = Counter(causes)
+    known = [c for c in counts if c[3] != CAUSE_UNKNOWN]
+    distinct = sorted(known or counts)
     if not distinct:
         return UNKNOWN
     if len(distinct) == 1:
@@ -126,9 +129,7 @@ def combine(causes: Iterable[FunctionKey]) -> FunctionKey:
     params = [c for c in distinct if c[3] == CAUSE_PARAMETRIZATION]
     users = [c for c in distinct if c[3] != CAUSE_PARAMETRIZATION]
     if users:
-        if len(users) == 1:
-            return users[0]
-        return ("mixed: " + _first([c[0] for c in users], 3, "; ", "; and"), "", 0, CAUSE_MIXED)
+        return min(users, key=lambda c: (-counts[c], c))
     props = sorted({c[0].split(" via ", 1)[0] for c in params})
     via = sorted({c[0].split(" via ", 1)[1] for c in params if " via " in c[0]})
     label = _first(props, 4, ", ", " and")

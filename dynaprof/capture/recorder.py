@@ -512,16 +512,18 @@ class CompileRecorder:
         )  # fmt: skip
 
     def _combined_cause_id(self, ids: list[int]) -> int:
-        """The cause of work for several nodes or kernels; combined causes are combined from their
-        parts (a kernel's cause is itself a combination), so a label never nests."""
-        parts: set[FunctionKey] = set()
-        for i in set(ids):
+        """The cause of work for several nodes or kernels (``ids``: one per node, so a cause's
+        count is its nodes'); combined causes are combined from their parts (a kernel's cause is
+        itself a combination), so a label never nests."""
+        parts: list[FunctionKey] = []
+        for i in ids:
             if i in self._cause_parts:
-                parts |= self._cause_parts[i]
+                parts += self._cause_parts[i]
             elif i in self._cause_keys:
-                parts.add(self._cause_keys[i])
-        fid = self._cause_id(node_causes.combine(parts))
-        if len(parts) > 1:
+                parts.append(self._cause_keys[i])
+        key = node_causes.combine(parts)
+        fid = self._cause_id(key)
+        if key not in parts:  # a new label (several parametrizations'): remember what it is made of
             self._cause_parts[fid] = frozenset(parts)
         return fid
 

@@ -121,7 +121,7 @@ def _script_run(args: argparse.Namespace, kind: str, target: str, rest: list[str
         kind, target, rest, redact_argv(["dynaprof", *args.argv]), args.sampler, args.rate, native=args.native,
         inline_profile=args.inline_profile, time_calls=args.time_calls, aot_components=args.aot_components,
         cprofile=args.cprofile, torch_trace=args.torch_trace, repeat=args.repeat, warm=args.warm,
-        counterfactual=args.counterfactual, quiet=args.quiet, adapt_rate=adapt,
+        counterfactual=args.counterfactual, replay=args.replay, quiet=args.quiet, adapt_rate=adapt,
     )  # fmt: skip
 
 

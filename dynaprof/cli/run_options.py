@@ -92,6 +92,14 @@ def _run_modes(p: argparse.ArgumentParser) -> list[argparse.Action]:
         "Inductor kernels only the parametrized run builds go to the parametrization, and the report gives "
         "the compile time without it (docs/causes.md)",
     ))
+    added.append(p.add_argument(
+        "--no-replay",
+        dest="replay",
+        action="store_false",
+        help="do not replay the graphs with parametrizations that Inductor compiled (after the script, in a "
+        "process of its own, folded, no kernel built) to find the kernels only the parametrization made; "
+        "they are then split by node only (docs/causes.md)",
+    ))
     added.append(p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr"))
     added.append(p.add_argument(
         "--repeat", type=int, default=1, metavar="N",

@@ -19,7 +19,7 @@ from dynaprof.ingest import kernel_split, kernel_waits
 from dynaprof.ingest.cache_keys import JournalLookups
 from dynaprof.ingest.frame_samples import clip_samples, sampled_attempts
 from dynaprof.ingest.journal_values import add_count, location, or_default, property_trace
-from dynaprof.ingest.kernel_match import PlainKernels, plain_kernels
+from dynaprof.ingest.kernel_match import PlainKernels, ReplayKernels, plain_kernels
 from dynaprof.ingest.prof_files import total_calls
 from dynaprof.ingest.sampler_totals import SamplerTotals, sampler_totals, samples_of
 from dynaprof.ingest.times import iso_utc
@@ -60,6 +60,8 @@ from dynaprof.model.journal import (
     KernelWait,
     KeyPart,
     Metrics,
+    ReplayGraph,
+    ReplaySkipped,
     Sampler,
     SpanEvent,
     Stacks,
@@ -80,6 +82,7 @@ from dynaprof.model.session import (
     GraphBreak,
     InlineStack,
     Location,
+    Replay,
     RunInfo,
     Samples,
     Session,
@@ -138,6 +141,8 @@ class _Builder:
         self.kernel_waits: list[kernel_waits.KernelWait] = []
         self.kernels: list[kernel_split.Kernel] = []
         self.folded: list[str] = []  # a counterfactual run's folded parametrizations
+        self.replay_graphs = 0  # graphs kept for the Inductor replay
+        self.replay_skipped: list[str] = []  # "key: why" of graphs it cannot replay
         #: frame key -> [IR nodes, kernels] summed over the graphs Inductor compiled in it
         self.work: dict[str, list[int | None]] = {}
         #: frame key -> the ops of the graphs AOT autograd handed its compilers in it, summed
@@ -391,6 +396,12 @@ class _Builder:
     def _on_folded(self, r: Folded) -> None:
         self.folded += [str(t) for t in r["tensors"]]
 
+    def _on_replay_graph(self, r: ReplayGraph) -> None:
+        self.replay_graphs += 1  # what the replay process reads; here only counted
+
+    def _on_replay_skipped(self, r: ReplaySkipped) -> None:
+        self.replay_skipped.append(f"{r['key']}: {r['reason']}")
+
     def _on_work(self, r: Work) -> None:
         key = str(r["key"])
         acc = self.work.setdefault(key, [0, 0])
@@ -433,10 +444,12 @@ class _Builder:
 
 
 def assemble(
-    records: Iterable[dict[str, Any] | None], facts: ParentFacts, plain: PlainKernels | None = None
+    records: Iterable[dict[str, Any] | None], facts: ParentFacts, plain: PlainKernels | None = None,
+    replay: ReplayKernels | None = None,
 ) -> Session:
-    """The session of a journal; with ``plain``, the kernels of its counterfactual run."""
-    return _session(_build(records), facts, plain)
+    """The session of a journal; with ``plain``, the kernels of its counterfactual run; with
+    ``replay``, what the Inductor replay of its graphs found (``capture.replay``)."""
+    return _session(_build(records), facts, plain, replay)
 
 
 def assemble_plain(records: Iterable[dict[str, Any] | None], facts: ParentFacts) -> tuple[Session, PlainKernels]:
@@ -460,7 +473,8 @@ def _build(records: Iterable[dict[str, Any] | None]) -> _Builder:
     return b
 
 
-def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None) -> Session:
+def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None,
+             replay: ReplayKernels | None = None) -> Session:
     # a journal without its start (or end) record reads as one with every key of it missing
     start = b.start if b.start is not None else cast(Start, {})
     end = b.end if b.end is not None else cast(End, {})
@@ -486,7 +500,11 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None)
         Stack(k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), round(v[1], 9), list(k[5]), k[6])
         for k, v in sorted(b.stacks.items(), key=lambda kv: (str(kv[0][0]), -kv[1][1]))
     ]
-    stacks, extra = kernel_split.give_kernels(stacks, b.kernels, b.kernel_waits, b.functions, b.frames, plain)
+    # the replay's kernels split the run's whenever it ran (the default run's estimate); a
+    # counterfactual run beside it is only counted, as the check of that estimate
+    stacks, extra, checked = kernel_split.give_kernels(
+        stacks, b.kernels, b.kernel_waits, b.functions, b.frames, replay.plain if replay is not None else plain,
+        plain if replay is not None else None)
     warnings += clip_samples(frames, stacks)
     _finish_frames(b, frames, stacks)
     samples = _samples(b, facts, stacks)
@@ -517,9 +535,18 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None)
     session = Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
     session.cache_keys = b.cache_lookups.finish(frames, b.kernels, b.kernel_waits)
     if plain is not None:
+        cf = checked if replay is not None else extra
         session.counterfactual = Counterfactual(
-            plain.folded, plain.compile_s, plain.count, plain.exit_status, extra_kernels=extra.kernels,
-            extra_kernel_s=extra.seconds, kernels_here=len(b.kernels), toolchain_s=plain.toolchain_s)  # fmt: skip
+            plain.folded, plain.compile_s, plain.count, plain.exit_status, extra_kernels=cf.kernels,
+            extra_kernel_s=cf.seconds, kernels_here=len(b.kernels), toolchain_s=plain.toolchain_s)  # fmt: skip
+    if replay is not None or b.replay_skipped:
+        r = replay or ReplayKernels(PlainKernels())
+        session.replay = Replay(
+            r.graphs, r.plain.count, extra.kernels if replay else 0, extra.seconds if replay else 0.0,
+            extra.spared if replay else 0, extra.spared_s if replay else 0.0, r.seconds,
+            b.replay_skipped + r.failed, r.pid)  # fmt: skip
+        session.capture.warnings += [
+            f"Inductor replay: frame {why} (its fused kernels are split by node only)" for why in session.replay.failed]
     return session
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from dynaprof.model.session import FunctionRef
 
@@ -69,15 +70,20 @@ def plain_kernels(kernels: list[KernelUsers], folded: list[str]) -> PlainKernels
 def extra_kernels(kernels: list[KernelUsers], plain: PlainKernels) -> set[int]:
     """Cause ids of this run's fused kernels that have no counterpart in ``plain`` (see the
     module docstring)."""
+    return match(kernels, plain)[0]
+
+
+def match(kernels: list[KernelUsers], plain: PlainKernels) -> tuple[set[int], int]:
+    """``extra_kernels``, and how many of ``plain``'s kernels (in the frames compared) no kernel of
+    this run claimed: kernels the parametrization spared."""
     extra: set[int] = set()
+    spared = 0
     by_frame: dict[str, list[KernelUsers]] = {}
     for k in kernels:
         if k.users:
             by_frame.setdefault(k.key, []).append(k)
-    for key, mine in by_frame.items():
-        theirs = plain.by_frame.get(key)
-        if theirs is None:
-            continue
+    for key, theirs in plain.by_frame.items():
+        mine = by_frame.get(key, [])
         pool = Counter(theirs)
         # kernels closest to the plain ones claim a counterpart first: user code alone, then the
         # fewest parametrization nodes
@@ -95,4 +101,42 @@ def extra_kernels(kernels: list[KernelUsers], plain: PlainKernels) -> set[int]:
                 rest.pop(best)
             elif k.mixed:
                 extra.add(k.cause)
-    return extra
+        spared += sum(1 for r in rest if r)  # a kernel of no user code is nobody's counterpart
+    return extra, spared
+
+
+@dataclass
+class ReplayKernels:
+    """What the Inductor replay (``capture.replay``) found: the folded graphs' kernels by frame (a
+    frame replayed with no kernel has an empty list: all its fused kernels are the parametrization's),
+    how many graphs it replayed, the ones it could not ("key: why"), and its wall seconds."""
+
+    plain: PlainKernels
+    graphs: int = 0
+    failed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    pid: int | None = None
+
+
+def read_replay(data: Any) -> ReplayKernels:
+    """The replay's JSON output as ``ReplayKernels``; a malformed entry is left out. Raises
+    ValueError where the output is not the replay's at all."""
+    if not isinstance(data, dict) or not isinstance(data.get("kernels"), list):
+        raise ValueError("not the replay's output")
+    plain = PlainKernels()
+    for key in data.get("replayed") or []:
+        if isinstance(key, str):
+            plain.by_frame.setdefault(key, [])
+    for k in data["kernels"]:
+        if not isinstance(k, dict) or not isinstance(k.get("key"), str) or not isinstance(k.get("users"), list):
+            continue
+        users = frozenset((str(u[0]), str(u[1]), int(u[2])) for u in k["users"]
+                          if isinstance(u, list) and len(u) == 3 and isinstance(u[2], int))  # fmt: skip
+        plain.by_frame.setdefault(k["key"], []).append(users)
+    failed = [f"{f[0]}: {f[1]}" for f in data.get("failed") or [] if isinstance(f, list) and len(f) == 2]
+    graphs = data.get("graphs")
+    seconds = data.get("seconds")
+    pid = data.get("pid")
+    return ReplayKernels(plain, graphs if isinstance(graphs, int) else 0, failed,
+                         float(seconds) if isinstance(seconds, (int, float)) else 0.0,
+                         pid if isinstance(pid, int) else None)  # fmt: skip

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 
 from dynaprof.fmt import stored_s
 from dynaprof.ingest import kernel_waits
-from dynaprof.ingest.kernel_match import KernelUsers, PlainKernels, extra_kernels, user_keys
+from dynaprof.ingest.kernel_match import KernelUsers, PlainKernels, match, user_keys
 from dynaprof.ingest.kernel_waits import KernelWait, add_unknown, split_stack, unknown_id
 from dynaprof.model.session import CompiledFrame, FunctionRef, Stack
 from dynaprof.model.toolchain import toolchain_ids
@@ -65,10 +65,24 @@ class Kernel:
 
 @dataclass
 class Extra:
-    """Fused kernels a counterfactual run built no counterpart of, and their build seconds."""
+    """Fused kernels a run without the parametrizations (the replay's, or a counterfactual run's)
+    has no counterpart of, and their build seconds; and that run's kernels none of this run's
+    claimed, priced at the mean of this run's kernel builds."""
 
     kernels: int = 0
     seconds: float = 0.0
+    spared: int = 0
+    spared_s: float = 0.0
+
+
+def _matched(kernels: list[Kernel], functions: list[FunctionRef], plain: PlainKernels,
+             built: dict[int, float]) -> tuple[set[int], Extra]:
+    """The kernels without a counterpart in ``plain`` and what they and the spared ones cost."""
+    ids, spared = match([k.matched_by(functions) for k in kernels], plain)
+    costs = [s for s in built.values() if s > 0]
+    mean = statistics.fmean(costs) if costs else 0.0
+    extra = Extra(len(ids), stored_s(sum(built.get(c, 0.0) for c in ids)), spared, stored_s(spared * mean))
+    return ids, extra
 
 
 @dataclass(frozen=True)
@@ -141,19 +155,23 @@ def fractions(kernels: list[Kernel], built: dict[int, float]) -> dict[int, float
 
 
 def give_kernels(stacks: list[Stack], kernels: list[Kernel], waits: list[KernelWait], functions: list[FunctionRef],
-                 frames: dict[str, CompiledFrame], plain: PlainKernels | None = None) -> tuple[list[Stack], Extra]:
+                 frames: dict[str, CompiledFrame], plain: PlainKernels | None = None,
+                 check: PlainKernels | None = None) -> tuple[list[Stack], Extra, Extra]:
     """``stacks`` with each wait split between the kernels it waited for (``kernel_waits``) and
-    each kernel's samples given to its owner (``split_kernels``), in frame order; and the fused
-    kernels ``plain`` (a counterfactual run's) has no counterpart of."""
-    extra = Extra()
+    each kernel's samples given to its owner (``split_kernels``), in frame order; what ``plain``
+    (the replay's or a counterfactual run's kernels, which the split uses) and ``check`` (a
+    counterfactual run's beside the replay, only counted) have no counterpart of."""
+    extra, checked = Extra(), Extra()
     if not kernels and not waits:
-        return stacks, extra
+        return stacks, extra, checked
     in_process = in_process_seconds(stacks, kernels, functions) if kernels else {}
     if waits:
         stacks = kernel_waits.split_waits(stacks, waits, functions, frames)
     if kernels:
+        if check is not None:
+            checked = _matched(kernels, functions, check, build_seconds(kernels, waits, in_process))[1]
         stacks = split_kernels(stacks, kernels, waits, in_process, functions, frames, plain, extra)
-    return sorted(stacks, key=lambda s: (str(s.frame), -s.seconds)), extra
+    return sorted(stacks, key=lambda s: (str(s.frame), -s.seconds)), extra, checked
 
 
 def split_kernels(stacks: list[Stack], kernels: list[Kernel], waits: list[KernelWait],
@@ -171,11 +189,12 @@ def split_kernels(stacks: list[Stack], kernels: list[Kernel], waits: list[Kernel
     built = build_seconds(kernels, waits, in_process)
     frac = fractions(kernels, built)
     if plain is not None:
-        for cid in extra_kernels([k.matched_by(functions) for k in kernels], plain):
+        ids, found = _matched(kernels, functions, plain, built)
+        for cid in ids:
             frac[cid] = 1.0
-            if extra is not None:
-                extra.kernels += 1
-                extra.seconds = stored_s(extra.seconds + built.get(cid, 0.0))
+        if extra is not None:
+            extra.kernels, extra.seconds, extra.spared, extra.spared_s = (
+                found.kernels, found.seconds, found.spared, found.spared_s)
     for k in kernels:
         frame = frames.get(k.key)
         if k.mixed and frame is not None:

@@ -40,11 +40,12 @@ from dynaprof.model.cache_keys import CacheLookupRecord as CacheLookupRecord
 from dynaprof.model.cache_keys import KeyPart as KeyPart
 
 #: version of the record shapes; journals written before it existed are 1
-JOURNAL_SCHEMA = 10  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
+JOURNAL_SCHEMA = 11  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
 #: 7: aot_graph records, work records without fx_ops (the ops after AOT autograd, for every AOT backend);
 #: 8: cache_lookup records of the kernel code caches, with their ``kernel``; kernel records' ``users``,
 #: folded records (``dynaprof run --counterfactual``); 9: the sampler record's ``adapted_hz``; 10: its
-#: ``own_s``, ``signal_samples`` and ``floor_s`` (what the sampler cost the compiling thread). A new
+#: ``own_s``, ``signal_samples`` and ``floor_s`` (what the sampler cost the compiling thread); 11:
+#: replay_graph records (the graphs with parametrizations Inductor was handed, ``capture.replay``). A new
 #: fact of a cache lookup raises it from ``model.cache_keys.LOOKUP_FACTS`` (its ``since``): ``LOOKUP_SCHEMA``
 JOURNAL_SCHEMA = max(JOURNAL_SCHEMA, LOOKUP_SCHEMA)
 
@@ -374,6 +375,55 @@ class AotGraph(TypedDict):
     ops: int | None
 
 
+class TensorMeta(TypedDict):
+    """A tensor without its values: what the replay makes an uninitialised stand-in from."""
+
+    shape: list[int]
+    stride: list[int]
+    dtype: str
+    device: str
+    grad: bool
+
+
+class GraphNode(TypedDict):
+    """One FX node of a ``replay_graph``: its op, its target's importable name and its arguments
+    (a node as ``{"node": name}``, see ``capture.replay_graph``), its provenance (an index into the
+    record's ``traces``; ``modules``: ``nn_module_stack`` entries as [key, path, class]), and its
+    tensor's meta (an input's; a constant input's ``value``)."""
+
+    name: str
+    op: str
+    target: NotRequired[str]
+    args: NotRequired[Any]
+    kwargs: NotRequired[Any]
+    tensor: NotRequired[TensorMeta]
+    value: NotRequired[Any]
+    trace: NotRequired[int]
+    modules: NotRequired[list[list[str]]]
+
+
+class ReplayGraph(TypedDict):
+    """A graph with parametrizations that Dynamo handed Inductor in window ``key``, as data (no
+    value of any tensor): the replay (``capture.replay``) folds the parametrizations and lowers it
+    again, building no kernel, to find the kernels only the parametrization made."""
+
+    t: Literal["replay_graph"]
+    key: str
+    grad: bool
+    traces: list[str]
+    nodes: list[GraphNode]
+    #: the JSON-safe config patches ``compile_fx`` was given (``mode=``, ``options=``)
+    config: NotRequired[dict[str, Any]]
+
+
+class ReplaySkipped(TypedDict):
+    """A graph with parametrizations that the replay cannot rebuild, and why."""
+
+    t: Literal["replay_skipped"]
+    key: str
+    reason: str
+
+
 class Stacks(TypedDict):
     """Aggregated samples (written at the end of each compile window)."""
 
@@ -443,7 +493,7 @@ class End(TypedDict):
 JournalRecord: TypeAlias = (
     Start | Torch | Config | Hooks | Warn | Fn | CompileStart | CompileEnd | SpanEvent | Metrics | Guards | Inline
     | KernelWait | Stacks | Sampler | CProfile | Unfinished | Calls | Device | End | KeyPart | CacheLookupRecord
-    | Work | Kernel | AotGraph | Folded
+    | Work | Kernel | AotGraph | Folded | ReplayGraph | ReplaySkipped
 )
 
 #: record type (``t``) -> its TypedDict
@@ -454,4 +504,5 @@ RECORD_TYPES: dict[str, type] = {
     "cprofile": CProfile, "unfinished": Unfinished, "calls": Calls, "device": Device, "end": End,
     "key_part": KeyPart, "cache_lookup": CacheLookupRecord, "work": Work,
     "kernel": Kernel, "aot_graph": AotGraph, "folded": Folded,
+    "replay_graph": ReplayGraph, "replay_skipped": ReplaySkipped,
 }  # fmt: skip

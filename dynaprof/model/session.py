@@ -472,6 +472,29 @@ class Counterfactual:
 
 
 @dataclass
+class Replay:
+    """The Inductor replay (``capture.replay``): the run's graphs with parametrizations lowered
+    again with them folded, in a process of its own after the script, building no kernel. Its kernels
+    are matched with the run's (``ingest.kernel_match``): a fused kernel of the run with no
+    counterpart there exists because of the parametrization and is given to it whole; a kernel only
+    the folded graphs define is one the parametrization spared, priced at the mean of the run's own
+    kernel builds."""
+
+    graphs: int  # graphs replayed
+    kernels: int  # kernels the folded graphs define (each name once per graph)
+    #: the run's fused kernels without a counterpart there, and their build seconds
+    extra_kernels: int = 0
+    extra_kernel_s: float = 0.0
+    #: kernels only the folded graphs define, and what they would cost at the run's mean build
+    spared_kernels: int = 0
+    spared_kernel_s: float = 0.0
+    seconds: float = 0.0  # the replay process's wall time (never part of compile time)
+    #: "frame key: why" for each graph it could not replay (those frames keep the split by node)
+    failed: list[str] = field(default_factory=list)
+    pid: int | None = None  # the replay's process (never the profiled one's, ``RunInfo.pid``)
+
+
+@dataclass
 class Session:
     schema_version: int
     run: RunInfo
@@ -492,6 +515,9 @@ class Session:
     cache_keys: CacheKeys = field(default_factory=CacheKeys)
     #: ``dynaprof run --counterfactual``'s second run; None without one
     counterfactual: Counterfactual | None = None
+    #: the Inductor replay of the graphs with parametrizations (``dynaprof run``'s default on
+    #: Inductor); None where none ran
+    replay: Replay | None = None
 
     def frame(self, key: str) -> CompiledFrame | None:
         for f in self.frames:

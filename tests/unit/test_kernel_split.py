@@ -4,6 +4,9 @@ fixed cost left to the code that would build the kernel anyway. Labels never nes
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 from dynaprof.capture import node_causes
@@ -32,7 +35,7 @@ def test_a_fused_kernel_has_two_parts_and_the_parametrization_s_names_its_partne
     # the partner with the most nodes is named, the others counted: never a nested label
     param, rest = node_causes.split_parts([PARAM, USER, OTHER, OTHER])
     assert param is not None and param[0].endswith("fused with forward (m.py:12) and 1 more")
-    assert rest is not None and rest[0].startswith("mixed: ") and "mixed" not in rest[0][len("mixed: "):]
+    assert rest == OTHER  # the user line with the most nodes, never a list
 
 
 def test_a_kernel_of_one_side_has_one_part() -> None:
@@ -129,3 +132,88 @@ def test_the_assembler_splits_a_journal_s_kernels() -> None:
     assert causes == {"Linear.weight via P, fused with f (tiny.py:2)": pytest.approx(0.03 * 5 / 8),
                       "f (tiny.py:2)": pytest.approx(0.03 * 3 / 8)}
     assert [f.fused_kernels for f in s.frames if f.key == "0/0"] == [1]
+
+
+def _replayed(*kernels: set[tuple[str, str, int]], key: str = "0/0") -> Any:
+    from dynaprof.ingest.kernel_match import read_replay
+
+    data = {"kernels": [{"key": key, "users": [list(u) for u in k]} for k in kernels], "replayed": [key],
+            "graphs": 1, "failed": [], "seconds": 2.5, "pid": 4321}
+    return read_replay(json.loads(json.dumps(data)))
+
+
+F = ("f (tiny.py:2)", "/w/tiny.py", 2)
+G = ("g (tiny.py:5)", "/w/tiny.py", 5)
+S = 0.01  # each kernel's sampled build (within the fixture frame's compile time)
+
+
+def _kernel_journal() -> list[dict[str, Any]]:
+    """Three kernels of one frame: two fuse a weight norm into ``f`` (Inductor fused it twice over,
+    where the plain graph needs one kernel for ``f``), one holds only the weight norm's nodes."""
+    from tests.helpers import JOURNAL, TID
+
+    fns = [[10, "Linear.weight via P, fused with f (tiny.py:2)", "/w/tiny.py", 3, "cause:parametrization"],
+           [11, "f (tiny.py:2)", "/w/tiny.py", 2, "cause:user"],
+           [12, "cpp_fused_0", "0/0", 0, KERNEL_CAUSE], [13, "cpp_fused_1", "0/0", 1, KERNEL_CAUSE],
+           [14, "Linear.weight via P", "/w/tiny.py", 3, "cause:parametrization"],
+           [15, "cpp_fused_2", "0/0", 2, KERNEL_CAUSE]]
+    kernels = [{"t": "kernel", "key": "0/0", "cause": 12, "name": "cpp_fused_0", "nodes": 8, "param_nodes": 5,
+                "param": 10, "rest": 11, "users": [11]},
+               {"t": "kernel", "key": "0/0", "cause": 13, "name": "cpp_fused_1", "nodes": 8, "param_nodes": 5,
+                "param": 10, "rest": 11, "users": [11]},
+               {"t": "kernel", "key": "0/0", "cause": 15, "name": "cpp_fused_2", "nodes": 4, "param_nodes": 4,
+                "param": 14, "rest": -1, "users": []}]
+    stacks = [["0/0", 1, TID, [0], [], 10, S, [], c] for c in (12, 13, 15)]
+    return [*JOURNAL[:-1], {"t": "fn", "items": fns}, *kernels, {"t": "stacks", "items": stacks}, JOURNAL[-1]]
+
+
+def _by_cause(s: Any) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for st in s.samples.stacks:
+        name = s.functions[st.cause].name if st.cause >= 0 else "?"
+        out[name] = out.get(name, 0.0) + st.seconds
+    return out
+
+
+def test_the_replay_charges_the_parametrization_with_the_kernels_that_exist_only_because_of_it() -> None:
+    """A weight norm fused into a user kernel the plain graph also has keeps the split by node; a
+    fused kernel the folded graph has no counterpart of, and a kernel of its own nodes only, are
+    the parametrization's whole (issue: the parametrization's whole cost on Inductor)."""
+    from dynaprof.ingest.assemble import ParentFacts, assemble
+
+    facts = ParentFacts(["tiny.py"], 0)
+    alone = _by_cause(assemble(_kernel_journal(), facts))
+    s = assemble(_kernel_journal(), facts, replay=_replayed({F}, {G}))
+    got = _by_cause(s)
+    param = sum(v for k, v in got.items() if k.startswith("Linear.weight via P"))
+    # without the replay: the param-only kernel whole; the fused ones cost the same whatever their
+    # size (the fitted line is all fixed cost), so f would build them anyway: nothing of them
+    assert sum(v for k, v in alone.items() if k.startswith("Linear.weight")) == pytest.approx(S)
+    # with it: one fused kernel has f's counterpart, the other has none and is the parametrization's
+    assert param == pytest.approx(2 * S)
+    assert got["f (tiny.py:2)"] == pytest.approx(S)
+    assert s.replay is not None and (s.replay.graphs, s.replay.kernels, s.replay.extra_kernels) == (1, 2, 1)
+    assert s.replay.extra_kernel_s == pytest.approx(S) and s.replay.pid == 4321 and s.replay.seconds == 2.5
+    # g's kernel only the folded graph defines: spared, priced at the run's mean build
+    assert (s.replay.spared_kernels, s.replay.spared_kernel_s) == (1, pytest.approx(S))
+
+
+def test_a_frame_the_replay_left_with_no_kernel_gives_every_fused_kernel_to_the_parametrization() -> None:
+    from dynaprof.ingest.assemble import ParentFacts, assemble
+
+    s = assemble(_kernel_journal(), ParentFacts(["tiny.py"], 0), replay=_replayed())
+    got = _by_cause(s)
+    assert sum(v for k, v in got.items() if k.startswith("Linear.weight via P")) == pytest.approx(3 * S)
+    # a frame not replayed is not compared: the split by node stays
+    s = assemble(_kernel_journal(), ParentFacts(["tiny.py"], 0), replay=_replayed(key="1/0"))
+    assert sum(v for k, v in _by_cause(s).items() if k.startswith("Linear.weight")) == pytest.approx(S)
+
+
+def test_a_graph_the_replay_could_not_rebuild_is_a_note() -> None:
+    from dynaprof.ingest.assemble import ParentFacts, assemble
+
+    records = [*_kernel_journal()[:-1], {"t": "replay_skipped", "key": "0/0", "reason": "symbolic sizes"},
+               _kernel_journal()[-1]]
+    s = assemble(records, ParentFacts(["tiny.py"], 0))
+    assert s.replay is not None and s.replay.failed == ["0/0: symbolic sizes"] and s.replay.graphs == 0
+    assert any("Inductor replay: frame 0/0: symbolic sizes" in w for w in s.capture.warnings)

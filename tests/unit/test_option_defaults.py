@@ -19,6 +19,7 @@ from dynaprof.capture.core import PYSPY_RATE_HZ, CaptureOptions, default_rate
 from dynaprof.cli.pr import PR_MAX_ROWS, PrCommand
 from dynaprof.cli.report import ReportCommand
 from dynaprof.cli.run import RunCommand
+from dynaprof.pipeline import ScriptRun
 from dynaprof.render.base import RUN_FOLDER_OPTIONS, RenderOptions
 
 CAPTURE = CaptureOptions()
@@ -49,6 +50,7 @@ def test_run_captures_with_the_capture_defaults() -> None:
     assert default_rate("py-spy") == PYSPY_RATE_HZ != CAPTURE.rate_hz  # named: py-spy reads from outside
     assert (got["cprofile"], got["time_calls"], got["inline_profile"], got["aot_components"]) == (
         CAPTURE.cprofile_dir is not None, CAPTURE.time_calls, CAPTURE.inline_profile, CAPTURE.aot_components)
+    assert got["replay"] == CAPTURE.replay_graphs == ScriptRun.replay  # --no-replay turns it off
 
 
 def test_the_child_s_config_has_the_capture_defaults() -> None:
