@@ -318,23 +318,27 @@ def _capture_once(run: ScriptRun, run_dir: Path, i: int, say: Say) -> _Captured:
 def _replay(journal: Path, where: Path, caches: dict[str, str], quiet: bool, say: Say) -> ReplayKernels | None:
     """The Inductor replay of the graphs with parametrizations the run kept (``capture.replay``),
     in a process of its own; None (said) where there were none or it failed."""
+    import json
     import os
 
+    from dynaprof.capture.journal import read_journal
     from dynaprof.capture.replay import has_graphs, launch_replay
     from dynaprof.ingest.kernel_match import read_replay
 
     if not has_graphs(journal):
         return None  # no graph with parametrizations went to Inductor: nothing to replay, no process
-    out, log = where / "replay.json", where / "replay.log"
+    graphs, out, log = where / "replay-graphs.json", where / "replay.json", where / "replay.log"
     if not quiet:
         say("dynaprof: replaying the graphs with parametrizations, folded, through Inductor (no kernel built)")
     try:
-        data, error = launch_replay(journal, out, log, {**os.environ, **caches})
+        graphs.write_text(json.dumps([rec for _, rec in read_journal(journal)
+                                      if rec is not None and rec.get("t") == "replay_graph"]))  # fmt: skip
+        data, error = launch_replay(graphs, out, log, {**os.environ, **caches})
         replay = read_replay(data) if error is None else None
     except (OSError, ValueError) as e:
         replay, error = None, str(e)
     finally:
-        for f in (out, log):
+        for f in (graphs, out, log):
             f.unlink(missing_ok=True)
     if replay is None:
         say(f"dynaprof: the Inductor replay failed ({error}); fused kernels are split by node only")

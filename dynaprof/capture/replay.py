@@ -1,6 +1,7 @@
 """The Inductor replay: which kernels would Inductor define for a run's graphs without their
 parametrizations? Run after the script has ended, in a process of its own
-(``python -m dynaprof.capture.replay JOURNAL OUT``), never in the profiled one.
+(``python -m dynaprof.capture.replay GRAPHS OUT``: a JSON list of the run's ``replay_graph``
+records, which the pipeline takes from its journal), never in the profiled one.
 
 A parametrization can change how Inductor fuses the code around it (HiFi-GAN's weight norm adds
 kernels that hold only a weight norm and the user's ``leaky_relu``): no single run shows which
@@ -165,14 +166,14 @@ def has_graphs(journal: Path) -> bool:
         return False
 
 
-def launch_replay(journal: Path, out: Path, log: Path, env: dict[str, str]) -> tuple[Any, str | None]:
-    """Run the replay of ``journal``'s graphs in a process of its own (parent side): its output
-    (``read_replay``'s input) and None, or None and why it failed in one line."""
+def launch_replay(graphs: Path, out: Path, log: Path, env: dict[str, str]) -> tuple[Any, str | None]:
+    """Run the replay of the graphs in file ``graphs`` in a process of its own (parent side): its
+    output (``read_replay``'s input) and None, or None and why it failed in one line."""
     import subprocess
 
     root = str(Path(__file__).resolve().parents[2])  # dynaprof importable, installed or not
     path = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-    cmd = [sys.executable, "-m", "dynaprof.capture.replay", str(journal), str(out)]
+    cmd = [sys.executable, "-m", "dynaprof.capture.replay", str(graphs), str(out)]
     with open(log, "wb") as fh:
         rc = subprocess.call(cmd, stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
                              env={**env, **REPLAY_ENV, "PYTHONPATH": path})  # fmt: skip
@@ -186,12 +187,10 @@ def launch_replay(journal: Path, out: Path, log: Path, env: dict[str, str]) -> t
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m dynaprof.capture.replay JOURNAL OUT", file=sys.stderr)
+        print("usage: python -m dynaprof.capture.replay GRAPHS OUT", file=sys.stderr)
         return 2
-    from dynaprof.capture.journal import read_journal
-
-    graphs = [cast(ReplayGraph, rec) for _, rec in read_journal(Path(argv[0]))
-              if rec is not None and rec.get("t") == "replay_graph"]  # fmt: skip
+    with open(argv[0], encoding="utf-8") as fh:
+        graphs = [cast(ReplayGraph, g) for g in json.load(fh) if isinstance(g, dict)]
     for name, value in REPLAY_ENV.items():
         os.environ[name] = value
     result = replay(graphs)

@@ -77,12 +77,10 @@ from dynaprof.model.session import (
     CaptureInfo,
     CompiledFrame,
     ConfigChange,
-    Counterfactual,
     FunctionRef,
     GraphBreak,
     InlineStack,
     Location,
-    Replay,
     RunInfo,
     Samples,
     Session,
@@ -534,17 +532,9 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None,
         spans.insert(0, Span("script", 0.0, float(wall), opt_int(start.get("tid")) or 0))
     session = Session(SCHEMA_VERSION, run, capture, frames, b.functions, samples, inline, {}, spans, artifacts)
     session.cache_keys = b.cache_lookups.finish(frames, b.kernels, b.kernel_waits)
-    if plain is not None:
-        cf = checked if replay is not None else extra
-        session.counterfactual = Counterfactual(
-            plain.folded, plain.compile_s, plain.count, plain.exit_status, extra_kernels=cf.kernels,
-            extra_kernel_s=cf.seconds, kernels_here=len(b.kernels), toolchain_s=plain.toolchain_s)  # fmt: skip
-    if replay is not None or b.replay_skipped:
-        r = replay or ReplayKernels(PlainKernels())
-        session.replay = Replay(
-            r.graphs, r.plain.count, extra.kernels if replay else 0, extra.seconds if replay else 0.0,
-            extra.spared if replay else 0, extra.spared_s if replay else 0.0, r.seconds,
-            b.replay_skipped + r.failed, r.pid)  # fmt: skip
+    session.counterfactual, session.replay = kernel_split.comparisons(
+        plain, replay, extra, checked, len(b.kernels), b.replay_skipped)
+    if session.replay is not None:
         session.capture.warnings += [
             f"Inductor replay: frame {why} (its fused kernels are split by node only)" for why in session.replay.failed]
     return session

@@ -33,9 +33,9 @@ from dataclasses import dataclass, replace
 
 from dynaprof.fmt import stored_s
 from dynaprof.ingest import kernel_waits
-from dynaprof.ingest.kernel_match import KernelUsers, PlainKernels, match, user_keys
+from dynaprof.ingest.kernel_match import KernelUsers, PlainKernels, ReplayKernels, match, user_keys
 from dynaprof.ingest.kernel_waits import KernelWait, add_unknown, split_stack, unknown_id
-from dynaprof.model.session import CompiledFrame, FunctionRef, Stack
+from dynaprof.model.session import CompiledFrame, Counterfactual, FunctionRef, Replay, Stack
 from dynaprof.model.toolchain import toolchain_ids
 
 #: reference kernels used for the fit at most (evenly spread over node counts): pairs grow as n**2
@@ -215,3 +215,20 @@ def split_kernels(stacks: list[Stack], kernels: list[Kernel], waits: list[Kernel
         out += split_stack(st, parts)
     add_unknown(functions, out, unknown)
     return out
+
+
+def comparisons(plain: PlainKernels | None, replay: ReplayKernels | None, extra: Extra, checked: Extra,
+                kernels_here: int, skipped: list[str]) -> tuple[Counterfactual | None, Replay | None]:
+    """The session's records of the runs without the parametrizations (``give_kernels``' ``extra``
+    and ``checked``): the counterfactual run's, and the replay's (also where it skipped a graph)."""
+    cf = None
+    if plain is not None:
+        got = checked if replay is not None else extra
+        cf = Counterfactual(plain.folded, plain.compile_s, plain.count, plain.exit_status, extra_kernels=got.kernels,
+                            extra_kernel_s=got.seconds, kernels_here=kernels_here, toolchain_s=plain.toolchain_s)
+    if replay is None and not skipped:
+        return cf, None
+    if replay is None:
+        return cf, Replay(0, 0, failed=list(skipped))
+    return cf, Replay(replay.graphs, replay.plain.count, extra.kernels, extra.seconds, extra.spared, extra.spared_s,
+                      replay.seconds, skipped + replay.failed, replay.pid)

@@ -155,7 +155,7 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
     if found and found[0].remedy:
         lines.append(f"    try: {fmt.terminal_safe(found[0].remedy)}")
     # the counterfactual run's comparison was asked for (--counterfactual): shown however it ranks
-    for extra in found[1:4] + [f for f in found[4:] if f.key == "counterfactual"]:
+    for extra in found[1:4] + [f for f in found[4:] if f.key in ("counterfactual", "replay")]:
         lines.append(f"    also: {fmt.terminal_safe(extra.text)}")
     for w in session.capture.warnings[:5]:
         lines.append(f"  note: {fmt.one_line(fmt.terminal_safe(w), 400)}")

@@ -217,3 +217,14 @@ def test_a_graph_the_replay_could_not_rebuild_is_a_note() -> None:
     s = assemble(records, ParentFacts(["tiny.py"], 0))
     assert s.replay is not None and s.replay.failed == ["0/0: symbolic sizes"] and s.replay.graphs == 0
     assert any("Inductor replay: frame 0/0: symbolic sizes" in w for w in s.capture.warnings)
+
+
+def test_a_run_without_a_graph_to_replay_starts_no_replay(tmp_path: Any) -> None:
+    from dynaprof import pipeline
+    from tests.helpers import JOURNAL
+
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text("".join(json.dumps(r) + "\n" for r in JOURNAL))
+    said: list[str] = []
+    assert pipeline._replay(journal, tmp_path, {}, False, said.append) is None
+    assert said == [] and sorted(p.name for p in tmp_path.iterdir()) == ["journal.jsonl"]
