@@ -7,7 +7,7 @@ them as ``(seconds, text)``."""
 from __future__ import annotations
 
 from dynaprof import fmt
-from dynaprof.model.session import Session
+from dynaprof.model.session import CAUSE_PARAMETRIZATION, Session
 from dynaprof.model.toolchain import toolchain_seconds
 
 
@@ -43,8 +43,13 @@ def replay(session: Session) -> tuple[float, str] | None:
               if r.spared_kernels else "")  # fmt: skip
     failed = f"; {fmt.plural(len(r.failed), 'graph')} could not be replayed (notes)" if r.failed else ""
     cf = session.counterfactual
-    check = (f"; the second run (--counterfactual) counted {fmt.plural(cf.extra_kernels, 'such kernel')}"
-             if cf is not None else "")  # fmt: skip
+    check = ""
+    if cf is not None:
+        estimate = session.axes.causes.get(CAUSE_PARAMETRIZATION, 0.0) if session.axes else 0.0
+        measured = session.total_compile_s - cf.compile_s
+        check = (f"; the second run (--counterfactual) counted {fmt.plural(cf.extra_kernels, 'such kernel')}, "
+                 f"and the parametrization's estimate here is {fmt.seconds(estimate)} against "
+                 f"{fmt.seconds(measured)} measured between the two runs")
     return (
         0.0,  # a fact behind the parametrization's figure, never the verdict
         f"Inductor replay of {fmt.plural(r.graphs, 'graph')} with the parametrizations folded "

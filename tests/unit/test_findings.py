@@ -224,3 +224,26 @@ def test_the_counterfactual_run_is_compared_apart_from_toolchain_setup_and_alway
     s.counterfactual.kernels_here = None  # a session written before it was counted
     (f,) = [f for f in findings(s) if f.key == "counterfactual"]
     assert "against 17" not in f.text and "Inductor kernels" not in f.text
+
+
+def test_the_replay_is_said_beside_the_counterfactual_run_and_silences_the_fused_kernel_caveat() -> None:
+    from dynaprof.analysis.attribution import apply_attribution
+    from dynaprof.model.session import Counterfactual, Replay
+    from tests.factories import inductor_session
+
+    s = inductor_session(param_cause="Conv1d.weight via _WeightNorm, fused with forward (m.py:9)")
+    for f in s.frames:
+        f.fused_kernels, f.fused_kernel_s = 2, 3.0
+    apply_attribution(s)
+    assert [f.key for f in findings(s) if f.key in ("fused_kernels", "replay")] == ["fused_kernels"]
+    s.replay = Replay(1, 13, extra_kernels=4, extra_kernel_s=2.5, spared_kernels=1, spared_kernel_s=0.6, seconds=7.0)
+    keys = [f.key for f in findings(s)]
+    assert "fused_kernels" not in keys and "replay" in keys  # it saw what the caveat says it cannot
+    (r,) = [f for f in findings(s) if f.key == "replay"]
+    assert "4 kernels of this run exist only because of it (2.50 s to build)" in r.text
+    assert "define 1 kernel this run did not" in r.text and "7.00 s" in r.text and r.seconds == 0.0
+    assert "--counterfactual" not in r.text
+    s.counterfactual = Counterfactual(["Conv1d.weight via _WeightNorm"], 1.5, 13, 0, extra_kernels=3)
+    (r,) = [f for f in findings(s) if f.key == "replay"]
+    assert "counted 3 such kernels" in r.text and "measured between the two runs" in r.text
+    assert not hottest(s).startswith(("mixed:", "Inductor replay"))
