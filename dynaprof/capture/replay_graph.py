@@ -6,9 +6,10 @@ built: it reads the nodes' ops, targets and arguments, each node's ``stack_trace
 ``nn_module_stack`` (the provenance ``node_causes`` reads) and each tensor's shape, stride, dtype,
 device and ``requires_grad``, never a value. A target is kept by the name it is reached by (a
 module in ``sys.modules`` and attributes from there: nothing is imported in the profiled process),
-checked to lead back to the same object. What it cannot describe (a submodule call, a symbolic
-size, a constant held on the graph module, an unnamed function) makes the graph unreplayable, with
-the reason.
+checked to lead back to the same object. A dynamic graph's symbolic sizes are kept at their hints
+(the sizes of the run), so the replay lowers it specialized to them (``dynamic`` says so). What it
+cannot describe (a submodule call, a constant held on the graph module, an unnamed function) makes
+the graph unreplayable, with the reason.
 
 ``rebuild`` (replay process only) makes an FX graph again and folds the parametrizations as
 dynaprof's remedy does (``hooks.unparametrize``): a node a parametrization added (``node_causes``'
@@ -135,16 +136,29 @@ def _decode(value: Any, env: dict[str, Any]) -> Any:
     raise Unreplayable(f"an argument the replay does not know: {sorted(value)}")
 
 
+def hint(value: Any) -> int:
+    """An int, or a symbolic size's hint (the value it had in the run): the replay lowers a dynamic
+    graph at those sizes. Reading the hint adds no guard. Raises Unreplayable without one."""
+    if type(value) is int:
+        return value
+    got = getattr(getattr(value, "node", None), "hint", None)
+    if type(got) is int:
+        return got
+    raise Unreplayable("a symbolic size without a hint")
+
+
+def is_symbolic(value: Any) -> bool:
+    return type(value).__name__ in ("SymInt", "SymFloat", "SymBool")
+
+
 def tensor_meta(value: Any) -> TensorMeta | None:
-    """Shape, stride, dtype, device and requires_grad of a tensor with static sizes; None for
-    anything else. Raises Unreplayable on a symbolic size."""
+    """Shape, stride, dtype, device and requires_grad of a tensor, symbolic sizes at their hints;
+    None for anything else."""
     import torch
 
     if not isinstance(value, torch.Tensor):
         return None
-    shape, stride = list(value.shape), list(value.stride())
-    if not all(type(x) is int for x in (*shape, *stride)):
-        raise Unreplayable("symbolic sizes (dynamic shapes)")
+    shape, stride = [hint(x) for x in value.shape], [hint(x) for x in value.stride()]
     return {"shape": shape, "stride": stride, "dtype": str(value.dtype).removeprefix("torch."),
             "device": str(value.device), "grad": bool(value.requires_grad)}  # fmt: skip
 
@@ -183,6 +197,7 @@ def describe(gm: Any, example_inputs: Any, key: str) -> ReplayGraph:
     nodes: list[GraphNode] = []
     inputs = list(example_inputs)
     placeholder = 0
+    dynamic = False
     for node in gm.graph.nodes:
         if node.op not in _OPS:
             raise Unreplayable(f"a {node.op} node ({node.target})")
@@ -191,12 +206,15 @@ def describe(gm: Any, example_inputs: Any, key: str) -> ReplayGraph:
             value = inputs[placeholder] if placeholder < len(inputs) else node.meta.get("example_value")
             placeholder += 1
             meta = tensor_meta(value)
-            if meta is None:
-                if not isinstance(value, (int, float, bool)):
-                    raise Unreplayable(f"an input of type {type(value).__name__}")
+            if meta is not None:
+                rec["tensor"] = meta
+                dynamic = dynamic or any(is_symbolic(x) for x in (*value.shape, *value.stride()))
+            elif is_symbolic(value) and type(value).__name__ == "SymInt":
+                rec["value"], dynamic = hint(value), True
+            elif isinstance(value, (int, float, bool)):
                 rec["value"] = value
             else:
-                rec["tensor"] = meta
+                raise Unreplayable(f"an input of type {type(value).__name__}")
         else:
             rec["target"] = target_name(node.target) if node.op != "output" else "output"
             rec["args"] = _encode(node.args)
@@ -215,7 +233,11 @@ def describe(gm: Any, example_inputs: Any, key: str) -> ReplayGraph:
         if mods:
             rec["modules"] = mods
         nodes.append(rec)
-    return {"t": "replay_graph", "key": key, "grad": torch.is_grad_enabled(), "traces": traces, "nodes": nodes}
+    rec_graph: ReplayGraph = {"t": "replay_graph", "key": key, "grad": torch.is_grad_enabled(), "traces": traces,
+                              "nodes": nodes}  # fmt: skip
+    if dynamic:
+        rec_graph["dynamic"] = True
+    return rec_graph
 
 
 # -- the replay process's side ---------------------------------------------------------------------

@@ -414,6 +414,8 @@ class ReplayGraph(TypedDict):
     nodes: list[GraphNode]
     #: the JSON-safe config patches ``compile_fx`` was given (``mode=``, ``options=``)
     config: NotRequired[dict[str, Any]]
+    #: it had symbolic sizes, kept at their hints: the replay lowers it at the run's sizes
+    dynamic: NotRequired[bool]
 
 
 class ReplaySkipped(TypedDict):

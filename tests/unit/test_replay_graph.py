@@ -87,3 +87,27 @@ def test_what_cannot_be_rebuilt_says_why() -> None:
         replay_graph._encode(object())
     assert replay_graph.resolve("torch.nn.functional.leaky_relu", imported_only=True) is not None
     assert replay_graph.resolve("no_such_module_here.f") is None
+
+
+def test_a_dynamic_graph_is_kept_at_the_run_s_sizes() -> None:
+    import torch
+
+    torch._dynamo.reset()
+    got: list[tuple[Any, list[Any]]] = []
+
+    def backend(gm: Any, inputs: list[Any]) -> Any:
+        got.append((gm, inputs))
+        return gm.forward
+
+    with torch.no_grad():
+        torch.compile(_model(True), backend=backend, dynamic=True)(torch.randn(1, 4, 8))
+    (gm, inputs), = got
+    assert any(type(v).__name__ == "SymInt" for v in inputs)  # sizes were symbolic in the run
+    rec = json.loads(json.dumps(replay_graph.describe(gm, inputs, "0/0")))
+    assert rec["dynamic"] is True
+    assert 8 in [n.get("value") for n in rec["nodes"] if n["op"] == "placeholder"]  # the hint: the run's size
+    nodes, folded = replay_graph.folded_records(rec)
+    folded_gm, values = replay_graph.rebuild(nodes, rec["traces"])
+    with torch.no_grad():
+        out = folded_gm(*values)
+    assert folded == 2 and tuple((out[0] if isinstance(out, (tuple, list)) else out).shape) == (1, 4, 8)
