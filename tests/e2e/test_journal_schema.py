@@ -102,8 +102,12 @@ torch.compile(lin, backend="eager")(torch.randn(2, 4))
 #: cache_lookup: only where Inductor's caches are looked up, checked against their types on a real
 #: Inductor capture in tests/e2e/test_cache_real.py; work: only where Inductor compiles a graph, read
 #: back end to end in tests/unit/test_kernel_waits.py; kernel: only where Inductor builds a kernel,
-#: read back from a real Inductor capture in tests/unit/test_kernel_waits.py)
-EXPECTED = set(RECORD_TYPES) - {"unfinished", "warn", "kernel_wait", "key_part", "cache_lookup", "work", "kernel"}
+#: read back from a real Inductor capture in tests/unit/test_kernel_waits.py; replay_graph: only where
+#: Inductor is handed a graph with parametrizations, checked against its type in
+#: tests/unit/test_replay_graph.py and replayed end to end in tests/e2e/test_replay.py;
+#: replay_skipped: only for a graph that cannot be described, read in tests/unit/test_kernel_split.py)
+EXPECTED = set(RECORD_TYPES) - {"unfinished", "warn", "kernel_wait", "key_part", "cache_lookup", "work", "kernel",
+                                "replay_graph", "replay_skipped"}
 #: written keys the assembler may leave unread, with the reason: none
 ALLOWED_UNREAD: dict[str, str] = {}
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from dynaprof.capture import replay_graph
-from dynaprof.model.journal import ReplayGraph
+from dynaprof.model.journal import RECORD_TYPES, ReplayGraph
+from tests.helpers import typeddict_problems
 
 pytestmark = pytest.mark.torch
 
@@ -53,6 +54,7 @@ def test_a_parametrized_graph_is_described_without_values_and_folded_to_the_plai
     (gm, inputs), = _graphs(_model(True), x)
     assert replay_graph.has_parametrization(gm)
     rec = replay_graph.describe(gm, inputs, "0/0")
+    assert typeddict_problems(rec, RECORD_TYPES["replay_graph"], "replay_graph") == []
     text = json.dumps(rec)  # JSON as the journal writes it
     back: ReplayGraph = json.loads(text)
     assert "example_value" not in text and str(float(inputs[0].detach().flatten()[0])) not in text  # no values
