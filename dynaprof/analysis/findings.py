@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from dynaprof import fmt
-from dynaprof.analysis import kernel_findings
+from dynaprof.analysis import kernel_findings, site_findings
 from dynaprof.analysis.causes import phase_seconds
 from dynaprof.analysis.recompile_causes import SIZES, RecompileCause, recompile_cause
 from dynaprof.analysis.remedies import (
@@ -23,11 +23,13 @@ from dynaprof.analysis.remedies import (
     REMEDY_REGISTER_OUTSIDE,
     REMEDY_UNWRAP,
 )
+from dynaprof.analysis.site_findings import discarded_seconds
 from dynaprof.model.cause_labels import via_classes
 from dynaprof.model.code_names import RESUME_PREFIX
 from dynaprof.model.reason_words import reason_words
 from dynaprof.model.session import (
     CATEGORY_LABELS,
+    CAUSE_COLLECTOR,
     CAUSE_PARAMETRIZATION,
     CAUSE_UNKNOWN,
     CAUSE_WHOLE_GRAPH,
@@ -259,8 +261,13 @@ def _restarts(session: Session, total: float) -> Finding | None:
     site = next(((b.filename, b.lineno) for f in frames for b in f.graph_break_reasons if b.filename), None)
     if site is not None:
         why += f", raised at {fmt.location(site[0], site[1])}"
-    by_cause = session.axes.restart_waste.by_cause if session.axes else {}
+    # named by where the restarts were raised; else by the cause holding most of the thrown-away
+    # attempts, never the collector, which runs wherever allocation crosses its threshold
+    by_cause = {k: v for k, v in (session.axes.restart_waste.by_cause if session.axes else {}).items()
+                if k not in (CAUSE_COLLECTOR, CAUSE_UNKNOWN)}  # fmt: skip
     what = max(by_cause.items(), key=lambda kv: kv[1])[0] if by_cause else CAUSE_WHOLE_GRAPH
+    if site is not None and PARAMETRIZE_FILE in site[0].replace("\\", "/"):
+        what = CAUSE_PARAMETRIZATION
     subject = (f"{_parametrization_name(session, 0) if what == CAUSE_PARAMETRIZATION else what}: "
                if what != CAUSE_WHOLE_GRAPH else "")
     head = (f"{subject}{fmt.plural(n, 'restart')} in {fmt.plural(len(frames), 'frame')} threw away "
@@ -269,17 +276,6 @@ def _restarts(session: Session, total: float) -> Finding | None:
     return Finding("restarts", wasted, _fit([head + why, f"{head}; raised at{raised}" if raised else head,
                                              head + reason, head]),
                    cause=None if what == CAUSE_WHOLE_GRAPH else what)
-
-
-def discarded_seconds(f: CompiledFrame) -> float | None:
-    """Time spent in attempts that were restarted (all but the last)."""
-    if f.restarts == 0:
-        return 0.0
-    durations = [a.duration_s for a in sorted(f.attempts, key=lambda a: a.index)[:-1]]
-    if durations and all(d is not None for d in durations):
-        return sum(d for d in durations if d is not None)
-    before = f.metrics.get("dynamo_time_before_restart_s")
-    return float(before) if isinstance(before, (int, float)) else None
 
 
 def _entry_key(f: CompiledFrame) -> tuple[int, str, str, int]:
@@ -517,7 +513,7 @@ def findings(session: Session) -> list[Finding]:
                    _top_category, _slowest_frame, _backward, _no_provenance, _toolchain, _fused_kernels,
                    _counterfactual, _replay, _collector)
     ]
-    found += _causes(session, total)
+    found = _by_site(session, [f for f in found + _causes(session, total) if f is not None], total)
     keys = {f.key for f in found if f is not None}
     if f"cause:{CAUSE_PARAMETRIZATION}" in keys:  # the cause view already says it, with its phases
         found = [f for f in found if f is None or f.key != "parametrization"]
@@ -532,6 +528,20 @@ def findings(session: Session) -> list[Finding]:
     actionable = total > 0 and any(not f.key.startswith(FACTS) and f.seconds >= ACTIONABLE_SHARE * total
                                    for f in kept)
     return sorted(kept, key=lambda f: (actionable and f.key.startswith(FACTS), -f.seconds))
+
+
+def _by_site(session: Session, found: list[Finding], total: float) -> list[Finding | None]:
+    """Graph breaks, restarts and failed compiles raised at one site as one finding
+    (``site_findings``): the kinds whose every event is there are replaced by it."""
+    ev = site_findings.merged_site(session)
+    if ev is None:
+        return list(found)
+    text, parametrize = site_findings.describe(session, ev, total)
+    merged = Finding(f"site:{fmt.location(*ev.site)}", site_findings.union_seconds(session, ev), text,
+                     REMEDY_REGISTER_OUTSIDE if parametrize else _graph_break_remedy(session),
+                     CAUSE_PARAMETRIZATION if parametrize else None)  # fmt: skip
+    gone = {k for k in ev.kinds if site_findings.all_at(session, k, ev.site)}
+    return [*(f for f in found if f.key not in gone), merged]
 
 
 #: a finding about one thing to change (a cause, a recompiled function, a graph break, a failure)

@@ -246,9 +246,8 @@ class _Builder:
             f.graph_breaks = max(0, breaks)
         sites = r.get("graph_break_sites") or []
         if sites:
-            f.graph_break_reasons = [
-                GraphBreak(str(s["reason"]), opt_str(s.get("file")), opt_int(s.get("line"))) for s in sites
-            ]
+            f.graph_break_reasons = [GraphBreak(str(s["reason"]), opt_str(s.get("file")), opt_int(s.get("line")),
+                                                opt_str(s.get("via_file")), opt_int(s.get("via_line"))) for s in sites]
             if breaks is None:
                 f.graph_breaks = len(sites)
         else:  # torch's counters (older journals list them beside the sites)

@@ -40,12 +40,13 @@ from dynaprof.model.cache_keys import CacheLookupRecord as CacheLookupRecord
 from dynaprof.model.cache_keys import KeyPart as KeyPart
 
 #: version of the record shapes; journals written before it existed are 1
-JOURNAL_SCHEMA = 11  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
+JOURNAL_SCHEMA = 12  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
 #: 7: aot_graph records, work records without fx_ops (the ops after AOT autograd, for every AOT backend);
 #: 8: cache_lookup records of the kernel code caches, with their ``kernel``; kernel records' ``users``,
 #: folded records (``dynaprof run --counterfactual``); 9: the sampler record's ``adapted_hz``; 10: its
 #: ``own_s``, ``signal_samples`` and ``floor_s`` (what the sampler cost the compiling thread); 11:
-#: replay_graph records (the graphs with parametrizations Inductor was handed, ``capture.replay``). A new
+#: replay_graph records (the graphs with parametrizations Inductor was handed, ``capture.replay``); 12:
+#: a graph break site's ``via_file`` and ``via_line``. A new
 #: fact of a cache lookup raises it from ``model.cache_keys.LOOKUP_FACTS`` (its ``since``): ``LOOKUP_SCHEMA``
 JOURNAL_SCHEMA = max(JOURNAL_SCHEMA, LOOKUP_SCHEMA)
 
@@ -209,6 +210,10 @@ class GraphBreakSite(TypedDict):
     reason: str
     file: str | None
     line: int | None
+    #: where the site is in torch's own code: the nearest frame outside torch on the break's stack
+    #: (the user code or library that reached it; schema 12)
+    via_file: NotRequired[str]
+    via_line: NotRequired[int]
 
 
 class GraphBreakReason(TypedDict):

@@ -137,6 +137,10 @@ class GraphBreak:
     reason: str
     filename: str | None = None
     lineno: int | None = None
+    #: a site in torch's own code: the nearest frame outside torch that reached it (None: the site
+    #: is the user's, or the capture did not see the stack)
+    via_filename: str | None = None
+    via_lineno: int | None = None
 
 
 @dataclass

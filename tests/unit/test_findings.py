@@ -139,9 +139,10 @@ def test_restart_reasons_read_as_words_with_the_line_that_raised_them() -> None:
     f = frame("0/0", restarts=1, restart_reasons=["<class 'torch._dynamo.exc.SpeculationRestartAnalysis'>"],
               attempts=[Attempt(0, 1.0, 0.4), Attempt(1, 1.4, 0.6)],
               graph_break_reasons=[GraphBreak("graph_break()", "/work/helper.py", 20)])
-    text = {x.key: x for x in findings(make_session([f]))}["restarts"].text
-    assert "reason: Dynamo hit a graph break it could not resume from mid-inline" in text
-    assert "raised at helper.py:20" in text
+    # the break and the restart it caused are one finding, at their site (issue: one root cause)
+    (text,) = [x.text for x in findings(make_session([f])) if x.key.startswith("site:")]
+    assert "restarts: Dynamo hit a graph break it could not resume from mid-inline" in text
+    assert "1 graph break and 1 restart at helper.py:20" in text
 
 
 def test_a_specific_finding_leads_a_category_total() -> None:
@@ -247,3 +248,59 @@ def test_the_replay_is_said_beside_the_counterfactual_run_and_silences_the_fused
     (r,) = [f for f in findings(s) if f.key == "replay"]
     assert "counted 3 such kernels" in r.text and "measured between the two runs" in r.text
     assert not hottest(s).startswith(("mixed:", "Inductor replay"))
+
+
+PARAM_SITE = ("/venv/lib/python3.11/site-packages/torch/nn/utils/parametrize.py", 92)
+PEFT = ("/venv/lib/python3.11/site-packages/peft/tuners/lora/layer.py", 1234)
+
+
+def _peft_like(n: int = 4) -> list:
+    """peft's target_parameters: a parametrization registered inside forward, on every call. Each
+    frame breaks and restarts at parametrize.py:92; most of them then fail there."""
+    frames = []
+    for i in range(n):
+        brk = GraphBreak("register_parametrization inside the compiled code", *PARAM_SITE, *PEFT)
+        frames.append(frame(
+            f"{i}/0", name=f"forward{i}", filename=PEFT[0], lineno=PEFT[1] + i, start_s=2.0 * i, compile_time_s=1.0,
+            graph_breaks=1, graph_break_reasons=[brk], restarts=1, restart_reasons=["graph break"],
+            attempts=[Attempt(0, 2.0 * i, 0.6), Attempt(1, 2.0 * i + 0.6, 0.4)],
+            status="failed" if i < n - 1 else "ok", fail_type="Unsupported",
+            fail_reason="register_parametrization", fail_filename=PARAM_SITE[0] if i < n - 1 else None,
+            fail_lineno=PARAM_SITE[1] if i < n - 1 else None))
+    return frames
+
+
+def test_breaks_restarts_and_failures_at_one_site_are_one_finding_with_their_union() -> None:
+    """Issue: one root cause, one finding. Three findings once shared these frames (their shares
+    summed past 100%); now one, its seconds each frame once, named by the cause that owns the site."""
+    s = make_session([*_peft_like(), frame("9/0", name="other", start_s=20.0, compile_time_s=1.0)])
+    found = findings(s)
+    keys = [f.key for f in found]
+    assert not {"graph_breaks", "restarts", "failures"} & set(keys), keys
+    (site,) = [f for f in found if f.key.startswith("site:")]
+    # three failed frames whole (3 s) and the fourth's thrown-away attempt (0.6 s)
+    assert site.seconds == pytest.approx(3.6)
+    assert site.text.startswith("parametrization registered inside the compiled code: 4 graph breaks, 4 restarts "
+                                "and 3 failed compiles at torch/nn/utils/parametrize.py:92, reached from "
+                                "peft/tuners/lora/layer.py:1234")
+    assert site.remedy is not None and "outside the compiled forward" in site.remedy
+    total = s.total_compile_s
+    shares = sum(f.seconds for f in found if not f.key.startswith(("category:", "slowest_frame")))
+    assert shares <= total + 1e-9
+
+
+def test_a_restart_finding_is_never_named_after_the_collector() -> None:
+    from dynaprof.analysis.attribution import apply_attribution
+    from dynaprof.model.session import CAUSE_COLLECTOR
+
+    f = frame("0/0", restarts=1, restart_reasons=["graph break"], compile_time_s=1.0,
+              graph_break_reasons=[GraphBreak("print")],
+              attempts=[Attempt(0, 0.0, 0.6), Attempt(1, 0.6, 0.4)])
+    s = seed_session()  # its samples and function table, with this frame
+    s.frames = [f]
+    apply_attribution(s)
+    assert s.axes is not None
+    s.axes.restart_waste.by_cause = {CAUSE_COLLECTOR: 0.5, "forward (model.py:7)": 0.1}
+    (r,) = [x for x in findings(s) if x.key == "restarts"]
+    assert not r.text.startswith(CAUSE_COLLECTOR) and r.cause != CAUSE_COLLECTOR
+    assert r.text.startswith("forward (model.py:7): 1 restart")

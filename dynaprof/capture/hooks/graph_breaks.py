@@ -11,6 +11,25 @@ from typing import Any
 
 from dynaprof.capture.recorder import CompileRecorder
 from dynaprof.capture.torch_private import _private
+from dynaprof.model.journal import GraphBreakSite
+from dynaprof.model.torch_files import torch_file
+
+
+def _site(reason: str, stack: Any) -> GraphBreakSite:
+    """A break's site from its user stack (outermost first): the innermost frame, and where that
+    is torch's own code, the nearest frame outside torch (``via``: the user code or library that
+    reached it, as a finding names it)."""
+    site: GraphBreakSite = {"reason": reason, "file": None, "line": None}
+    if not stack:
+        return site
+    file = str(stack[-1].filename)
+    site["file"], site["line"] = file, int(stack[-1].lineno)
+    if torch_file(file):
+        for fs in reversed(stack):
+            if not torch_file(str(fs.filename)):
+                site["via_file"], site["via_line"] = str(fs.filename), int(fs.lineno)
+                break
+    return site
 
 
 def install_graph_breaks(recorder: CompileRecorder) -> None:
@@ -23,28 +42,30 @@ def install_graph_breaks(recorder: CompileRecorder) -> None:
 
     orig = ITB.log_graph_break
 
-    def site(tx: Any, exc: Any) -> tuple[str | None, int | None]:
+    def site(tx: Any, exc: Any) -> GraphBreakSite:
         """Where torch itself says the break is (its log's "Graph break in user code at"): the
         innermost frame of the break's user stack; the translator's own line with nested graph
-        breaks on, or where there is no stack."""
+        breaks on, or where there is no stack. With it, the nearest frame outside torch."""
         try:
             if not (getattr(config, "nested_graph_breaks", False) and getattr(tx, "parent", None) is not None):
                 stack = getattr(exc, "real_stack", None)
                 if stack is None:
                     stack = guards.TracingContext.extract_stack()
                 if stack:
-                    return str(stack[-1].filename), int(stack[-1].lineno)
+                    return _site("", stack)  # the caller sets the reason it was given
         except Exception:  # a moved internal: the translator's own line
             pass
-        return getattr(getattr(tx, "f_code", None), "co_filename", None), getattr(tx, "lineno", None)
+        return {"reason": "", "file": getattr(getattr(tx, "f_code", None), "co_filename", None),
+                "line": getattr(tx, "lineno", None)}  # fmt: skip
 
     @functools.wraps(orig)
     def log_graph_break(tx: Any, code_options: Any, reason: Any, exc: Any, *a: Any, **k: Any) -> Any:
         try:
             win = recorder.current(threading.get_ident())
             if win is not None and not getattr(exc, "logged", False):
-                file, line = site(tx, exc)
-                win.graph_break_sites.append({"reason": str(reason)[:2000], "file": file, "line": line})
+                found = site(tx, exc)
+                found["reason"] = str(reason)[:2000]
+                win.graph_break_sites.append(found)
         except Exception:
             pass
         return orig(tx, code_options, reason, exc, *a, **k)
@@ -66,8 +87,7 @@ def _install_at_compile_subgraph(recorder: CompileRecorder) -> None:
             win = recorder.current(threading.get_ident())
             if win is not None and reason is not None and getattr(reason, "graph_break", False):
                 stack = getattr(reason, "user_stack", None) or []
-                file, line = (str(stack[-1].filename), int(stack[-1].lineno)) if stack else (None, None)
-                win.graph_break_sites.append({"reason": str(reason.reason)[:2000], "file": file, "line": line})
+                win.graph_break_sites.append(_site(str(reason.reason)[:2000], stack))
         except Exception:
             pass
         return orig(this, tx, *a, **k)
