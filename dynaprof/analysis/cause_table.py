@@ -1,8 +1,12 @@
 """The cause x phase table: every sampled second by the user code it was spent for (rows) and the
 compiler phase that spent it (columns), from ``Axes`` (``dynaprof.analysis.causes``).
 
-Rows are causes, largest first; causes under ``MIN_SHARE`` of the sampled time (or beyond the row
-limit) are folded into one ``other causes`` row. Columns are ``PHASE_GROUPS``, the finer ``PHASES``
+Rows are causes, largest first. Causes under ``MIN_SHARE`` of the sampled time (or beyond the row
+limit) roll up along the user's code, the way a flamegraph folds narrow frames into their parent:
+the lines of one file into a row of that file, then files into their package
+(``transformers.models.mixtral``), so the rows shown explain the compile rather than a long tail of
+1% lines. A roll-up row keeps its members (the report opens it); what is left after the row limit
+is one ``other causes`` row. Columns are ``PHASE_GROUPS``, the finer ``PHASES``
 grouped the way a compiler engineer reads a compile (the same groups ``attribution`` sums and the
 flamegraphs colour), and only groups with time are shown. Parametrization rows carry their
 detail labels (``Linear.weight via Parametrization``) from ``Axes.parametrizations``; restart waste
@@ -50,6 +54,8 @@ class Row:
     folded: int = 0  # causes folded into this row (the ``other causes`` row)
     details: tuple[Detail, ...] = ()
     more_details: tuple[int, float] = (0, 0.0)  # parametrizations not shown: count, seconds
+    #: a roll-up row's causes and their seconds, largest first (a file's lines, a package's files' lines)
+    members: tuple[Detail, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,10 +81,43 @@ def _cells(ax: Axes, cause: str) -> dict[str, float]:
     return out
 
 
+def package_of(path: str) -> str:
+    """``transformers.models.mixtral`` for an installed package's file, else its folder's name."""
+    parts = path.replace("\\", "/").split("/")
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] in ("site-packages", "dist-packages"):
+            return ".".join(p for p in parts[i + 1 : -1]) or parts[-1]
+    return parts[-2] if len(parts) > 1 and parts[-2] else "."
+
+
+def _rollups(small: list[str], causes: dict[str, float], files: dict[str, str]) -> list[tuple[str, list[str]]]:
+    """Roll-up rows of ``small`` causes (their label and members): a file's lines, then the files of
+    a package that are still small on their own. A group of one is its cause, not a roll-up."""
+    threshold = min((causes[c] for c in causes if c not in small), default=0.0)
+    by_file: dict[str, list[str]] = {}
+    for c in small:
+        if c in files:
+            by_file.setdefault(files[c], []).append(c)
+    out: list[tuple[str, list[str]]] = []
+    by_package: dict[str, list[str]] = {}
+    for path, members in sorted(by_file.items()):
+        name = path.replace("\\", "/").rsplit("/", 1)[-1]
+        if len(members) > 1 and sum(causes[c] for c in members) >= threshold:
+            out.append((f"{name}: {len(members)} lines", members))
+        else:
+            by_package.setdefault(package_of(path), []).extend(members)
+    for package, members in sorted(by_package.items()):
+        if len(members) > 1:
+            out.append((f"{package}: {len(members)} lines", members))
+    return out
+
+
 def cause_table(ax: Axes | None, compile_s: float | None = None, *, max_rows: int = 12,
-                max_details: int = 5, min_share: float = MIN_SHARE) -> CauseTable | None:
+                max_details: int = 5, min_share: float = MIN_SHARE,
+                files: dict[str, str] | None = None) -> CauseTable | None:
     """The table of ``ax`` (None without axes or sampled time). ``compile_s``: the run's compile
-    time, for the share column; ``max_rows``: causes shown before the rest are folded."""
+    time, for the share column; ``max_rows``: rows shown before the rest are folded; ``files``: each
+    user cause's file, along which small causes roll up (none: no roll-up)."""
     if ax is None:
         return None
     causes = {c: v for c, v in ax.causes.items() if v > 0}
@@ -86,28 +125,39 @@ def cause_table(ax: Axes | None, compile_s: float | None = None, *, max_rows: in
     if sampled <= 0:
         return None
     ordered = sorted(causes.items(), key=lambda kv: (-kv[1], kv[0]))
-    keep = [(c, v) for c, v in ordered if v >= min_share * sampled][: max(1, max_rows)]
-    kept = {c for c, _ in keep}
-    rest = [c for c, _ in ordered if c not in kept]
+    limit = max(1, max_rows)
+    singles = [c for c, v in ordered if v >= min_share * sampled]
+    small = [c for c, _ in ordered if c not in singles[:limit]]
+    # candidates: each cause big enough on its own, and the roll-ups of the rest; the largest win
+    candidates: list[tuple[float, str, tuple[str, ...]]] = [(causes[c], c, ()) for c in singles]
+    rolled = _rollups(small, causes, files or {}) if files else []
+    rolled_members = {m for _, members in rolled for m in members}
+    candidates = [x for x in candidates if x[1] not in rolled_members]
+    candidates += [(sum(causes[m] for m in members), label, tuple(members)) for label, members in rolled]
+    candidates.sort(key=lambda x: (-x[0], x[1]))
+    keep = candidates[:limit]
+    shown = {c for _, c, members in keep for c in (members or (c,))}
+    rest = [c for c, _ in ordered if c not in shown]
     waste = ax.restart_waste.by_cause
     rows: list[Row] = []
-    for c, v in keep:
+    for v, c, members in keep:
         details: tuple[Detail, ...] = ()
         more = (0, 0.0)
         if c == CAUSE_PARAMETRIZATION and ax.parametrizations:
             items = sorted(ax.parametrizations.items(), key=lambda kv: (-kv[1], kv[0]))
-            shown = [(k, s) for k, s in items if s >= min_share * sampled][:max_details]
-            details = tuple(Detail(k, s) for k, s in shown)
-            hidden = items[len(shown):]
+            listed = [(k, s) for k, s in items if s >= min_share * sampled][:max_details]
+            details = tuple(Detail(k, s) for k, s in listed)
+            hidden = items[len(listed):]
             more = (len(hidden), sum(s for _, s in hidden))
-        rows.append(Row(c, _cells(ax, c), v, waste.get(c, 0.0), 0, details, more))
+        if members:
+            parts = tuple(Detail(m, causes[m]) for m in sorted(members, key=lambda m: (-causes[m], m)))
+            rows.append(Row(c, _sum_cells(ax, members), v, sum(waste.get(m, 0.0) for m in members), 0, (), (0, 0.0),
+                            parts))  # fmt: skip
+        else:
+            rows.append(Row(c, _cells(ax, c), v, waste.get(c, 0.0), 0, details, more))
     if rest:
-        cells: dict[str, float] = {}
-        for c in rest:
-            for g, v in _cells(ax, c).items():
-                cells[g] = cells.get(g, 0.0) + v
-        rows.append(Row(OTHER_CAUSES, cells, sum(causes[c] for c in rest), sum(waste.get(c, 0.0) for c in rest),
-                        len(rest)))
+        rows.append(Row(OTHER_CAUSES, _sum_cells(ax, rest), sum(causes[c] for c in rest),
+                        sum(waste.get(c, 0.0) for c in rest), len(rest)))  # fmt: skip
     col_totals: dict[str, float] = {}
     for r in rows:
         for g, v in r.cells.items():
@@ -121,5 +171,19 @@ def cause_table(ax: Axes | None, compile_s: float | None = None, *, max_rows: in
     return CauseTable(columns, rows, totals, denominator, ax.restart_waste.seconds, notes)
 
 
+def _sum_cells(ax: Axes, causes: list[str] | tuple[str, ...]) -> dict[str, float]:
+    cells: dict[str, float] = {}
+    for c in causes:
+        for g, v in _cells(ax, c).items():
+            cells[g] = cells.get(g, 0.0) + v
+    return cells
+
+
+def cause_files(session: Session) -> dict[str, str]:
+    """Each user cause's file, from the session's function table (``cause:user`` entries)."""
+    return {f.name: f.filename for f in session.functions if f.kind == "cause:user" and f.filename}
+
+
 def session_cause_table(session: Session, max_rows: int = 12) -> CauseTable | None:
-    return cause_table(session.axes, session.total_compile_s if session.frames else None, max_rows=max_rows)
+    return cause_table(session.axes, session.total_compile_s if session.frames else None, max_rows=max_rows,
+                       files=cause_files(session))

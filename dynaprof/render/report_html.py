@@ -184,6 +184,10 @@ def _i(v: float | int | None) -> int | None:
     return None if v is None else int(v)
 
 
+#: a roll-up row's members listed under it in the report
+MEMBERS_SHOWN = 20
+
+
 def _causes(s: Session) -> Causes | None:
     """The cause x phase table (``analysis.cause_table``); nothing for sessions without it."""
     t = session_cause_table(s, max_rows=25)
@@ -203,6 +207,11 @@ def _causes(s: Session) -> Causes | None:
         rows += [row("↳ " + d.label, None, d.seconds, 0.0, "dp-sub") for d in r.details]
         if r.more_details[0]:
             rows.append(row(f"↳ +{r.more_details[0]:,} more", None, r.more_details[1], 0.0, "dp-sub"))
+        # a roll-up row opened to its members (issue: the cause table explains the compile)
+        rows += [row("↳ " + m.label, None, m.seconds, 0.0, "dp-sub") for m in r.members[:MEMBERS_SHOWN]]
+        if len(r.members) > MEMBERS_SHOWN:
+            hidden = r.members[MEMBERS_SHOWN:]
+            rows.append(row(f"↳ +{len(hidden):,} more", None, sum(m.seconds for m in hidden), 0.0, "dp-sub"))
     rows.append(row("all causes", t.totals.cells, t.totals.total, t.totals.wasted, "dp-total"))
     notes = cause_table_notes(t) + [n for n in (sampling_note(s),) if n]
     return Causes([(c.label, c.description) for c in t.columns], waste, rows, notes)
