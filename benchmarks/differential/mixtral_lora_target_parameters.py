@@ -2,11 +2,14 @@
 
 peft wraps ``experts.gate_up_proj``/``experts.down_proj`` (3-D parameters, not Linear layers) in
 ``ParamWrapper``, whose forward registers an ``nn.utils.parametrize`` parametrization in a
-generator-based context manager and removes it in ``finally``. Compiled forward (eager backend),
-a training step through the compiled model, and a ``no_grad`` evaluation.
+generator-based context manager and removes it in ``finally``. Compiled forward (eager backend,
+or the one named first on the command line), a training step through the compiled model, and a
+``no_grad`` evaluation.
 """
 
 from __future__ import annotations
+
+import sys
 
 import _common  # first: sets the offline environment before transformers is imported
 import torch
@@ -38,7 +41,7 @@ def main() -> None:
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     print(f"trainable parameters={trainable}")
     ids = torch.randint(0, config.vocab_size, (2, 12))
-    compiled = torch.compile(model, backend="eager")
+    compiled = torch.compile(model, backend=sys.argv[1] if len(sys.argv) > 1 else "eager")
     out = compiled(input_ids=ids, labels=ids)
     print(_common.fact("logits", out.logits))
     print(f"loss={out.loss.item():.4f} requires_grad={out.loss.requires_grad} {_common.state()}")

@@ -551,6 +551,16 @@ ACTIONABLE_SHARE = 0.05
 FACTS = ("category:", "slowest_frame", "backward", "no_provenance", "fused_kernels", "counterfactual", "replay")
 
 
+def overlap_note(shown: list[Finding], total: float) -> str | None:
+    """Said once where the findings shown add up past the compile time: one second can count for
+    two of them (a thrown-away attempt is its restart's and its cause's), never silently."""
+    named = sum(f.seconds for f in shown if not f.key.startswith(FACTS) and f.seconds > 0)
+    if total <= 0 or named <= total * 1.001:
+        return None
+    return (f"these findings overlap (together {fmt.pct(named, total)} of compile): a second can be both a cause's "
+            "and a restart's or failed compile's")
+
+
 def hottest(session: Session, found: list[Finding] | None = None) -> str:
     """The verdict; ``found``: ``findings(session)`` where the caller has it already (each call
     works out every finding again)."""

@@ -8,7 +8,7 @@ from dynaprof import fmt
 from dynaprof.analysis import how_made
 from dynaprof.analysis.cache_summary import cache_line
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
-from dynaprof.analysis.findings import findings, hottest, parametrization_summary, totals
+from dynaprof.analysis.findings import findings, hottest, overlap_note, parametrization_summary, totals
 from dynaprof.analysis.repeats import repeat_summary
 from dynaprof.model.cache import cache_totals
 from dynaprof.model.session import (
@@ -155,8 +155,11 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
     if found and found[0].remedy:
         lines.append(f"    try: {fmt.terminal_safe(found[0].remedy)}")
     # the counterfactual run's comparison was asked for (--counterfactual): shown however it ranks
-    for extra in found[1:4] + [f for f in found[4:] if f.key in ("counterfactual", "replay")]:
+    also = found[1:4] + [f for f in found[4:] if f.key in ("counterfactual", "replay")]
+    for extra in also:
         lines.append(f"    also: {fmt.terminal_safe(extra.text)}")
+    if (overlap := overlap_note(found[:1] + also, session.total_compile_s)) is not None:
+        lines.append(f"    ({overlap})")
     for w in session.capture.warnings[:5]:
         lines.append(f"  note: {fmt.one_line(fmt.terminal_safe(w), 400)}")
     if len(session.capture.warnings) > 5:

@@ -304,3 +304,13 @@ def test_a_restart_finding_is_never_named_after_the_collector() -> None:
     (r,) = [x for x in findings(s) if x.key == "restarts"]
     assert not r.text.startswith(CAUSE_COLLECTOR) and r.cause != CAUSE_COLLECTOR
     assert r.text.startswith("forward (model.py:7): 1 restart")
+
+
+def test_findings_that_add_past_the_compile_are_said_to_overlap_once() -> None:
+    from dynaprof.analysis.findings import Finding, overlap_note
+
+    a, b = Finding("cause:parametrization", 0.7, "a"), Finding("site:x.py:1", 0.6, "b")
+    assert overlap_note([a], 1.0) is None and overlap_note([a, Finding("replay", 0.0, "r")], 1.0) is None
+    note = overlap_note([a, b], 1.0)
+    assert note is not None and note.startswith("these findings overlap (together 130% of compile)")
+    assert overlap_note([a, Finding("category:aot", 0.6, "c")], 1.0) is None  # a fact names no seconds to save
