@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from dynaprof.analysis.causes import frame_phase, span_phase, stack_phase, tables
-from dynaprof.analysis.findings import hottest
+from dynaprof.analysis.findings import findings, hottest
 from dynaprof.capture import node_causes
 from dynaprof.model import FunctionRef, Stack, load_session, save_session
 from dynaprof.model.session import CAUSE_PARAMETRIZATION, CAUSE_TOOLCHAIN, CAUSE_UNKNOWN, CAUSE_WHOLE_GRAPH
@@ -117,7 +117,10 @@ def test_restart_waste_is_a_flag_counted_on_both_axes() -> None:
     assert ax is not None
     assert ax.causes == {"helper (u.py:5)": 4.0}  # the wasted attempt still counts for its cause
     assert ax.restart_waste.seconds == 3.0 and ax.restart_waste.by_cause == {"helper (u.py:5)": 3.0}
-    assert "3.00 s of it in attempts that restarts threw away" in hottest(s)
+    # the thrown-away attempts are what a user can save: the restart leads, named by its cause's line
+    assert hottest(s).startswith("helper (u.py:5): 1 restart in 1 frame threw away 3.00 s")
+    assert "3.00 s of it in attempts that restarts threw away" in next(
+        f.text for f in findings(s) if f.key == "cause:helper (u.py:5)")
 
 
 def test_axes_live_inside_attribution_in_session_json(tmp_path) -> None:  # type: ignore[no-untyped-def]
