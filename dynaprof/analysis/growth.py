@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from dynaprof import fmt
 from dynaprof.analysis.repeats import median
-from dynaprof.model.session import CATEGORY_LABELS
+from dynaprof.model.session import CATEGORY_LABELS, UNNAMED_CAUSES
 from dynaprof.model.sweep import CAUSE_PREFIX, COUNT_LABELS, GROUP_PREFIX, RESTART_WASTE, TOTAL, Sweep
 
 #: bootstrap resamples per interval, and the interval's coverage (as ``compare`` gave its change's
@@ -39,7 +39,8 @@ FAR = 4.0
 #: the exact counts that measure the work behind a timing, first found wins: a timing exponent
 #: that disagrees with its counts' is flagged (counts have no noise)
 COUNTS_OF: dict[str, tuple[str, ...]] = {
-    GROUP_PREFIX + "dynamo_tracing": ("instructions", "inlined_calls", "fx_nodes"),
+    # tracing time includes the attempts restarts threw away: compared with every inlined call
+    GROUP_PREFIX + "dynamo_tracing": ("instructions", "inlined_calls_all", "inlined_calls", "fx_nodes"),
     GROUP_PREFIX + "fake_tensor": ("fx_nodes",),
     GROUP_PREFIX + "guard_building": ("guards",),
     GROUP_PREFIX + "aot_autograd": ("aot_ops",),
@@ -315,8 +316,10 @@ def _flags(g: Growth) -> list[Flag]:
 
 
 def verdict(g: Growth) -> list[str]:
-    """The growth in words: compile time's exponent, then the fastest-growing cost that matters at
-    the largest point, with its share of compile at the smallest and the largest point."""
+    """The growth in words: compile time's exponent, then the cost that adds the most seconds from
+    the smallest point to the largest (among those that matter at the largest), with its exponent
+    and its share of compile at both ends; then, on a line of its own, a cost that grows faster but
+    adds less (docs/growth.md)."""
     total = g.total
     if not g.xs:
         return ["no point ran to the end: nothing to fit"]
@@ -330,15 +333,34 @@ def verdict(g: Growth) -> list[str]:
         lines.append(f"compile time grows as {total.text('N')} with {g.axis}: "
                      f"{fmt.seconds(first[1])} at {x_text(first[0])}, {fmt.seconds(last[1])} at {x_text(last[0])}"
                      + (f" (fit {total.residual_text()})" if total.residual is not None else ""))
-    ranked = [f for f in g.mattering() if f.exponent is not None and _is_cause_or_group(f.measure)]
+    # a cause of the user's code and restart waste name something to change; whole graph, the
+    # collector and a phase group (a sum over causes) only where none of those matters
+    mattering = [f for f in g.mattering() if f.exponent is not None and _is_cause_or_group(f.measure)]
+    unnamed = {CAUSE_PREFIX + c for c in UNNAMED_CAUSES}
+    ranked = [f for f in mattering if not f.measure.startswith(GROUP_PREFIX) and f.measure not in unnamed]
+    ranked = ranked or mattering
     if ranked:
-        top = max(ranked, key=lambda f: (f.exponent or 0.0, f.measure))
         lo, hi = g.xs[0], g.xs[-1]
-        at_lo = g.share(top, lo)
-        start = f"{at_lo:.0%} of compile at {x_text(lo)}" if at_lo is not None else f"absent at {x_text(lo)}"
-        lines.append(f"{top.label} grows as {top.text('N')} with {g.axis}: it is {start} and "
-                     f"{g.share(top, hi) or 0.0:.0%} at {x_text(hi)}")
+        top = max(ranked, key=lambda f: (added_seconds(f, lo, hi), f.measure))
+        lines.append(_cost_line(g, top, lo, hi))
+        # a cost that grows faster but adds little is said after it, on a line of its own
+        fastest = max(mattering, key=lambda f: (f.exponent or 0.0, f.measure))
+        if fastest is not top and (fastest.exponent or 0.0) > (top.exponent or 0.0) + 0.2:
+            lines.append(f"faster but smaller: {_cost_line(g, fastest, lo, hi)}, adding "
+                         f"{fmt.seconds(added_seconds(fastest, lo, hi))}")
     return lines
+
+
+def added_seconds(f: Fit, lo: float, hi: float) -> float:
+    """The seconds a cost adds from the smallest point to the largest (its medians; absent is 0)."""
+    return (f.median_at(hi) or 0.0) - (f.median_at(lo) or 0.0)
+
+
+def _cost_line(g: Growth, f: Fit, lo: float, hi: float) -> str:
+    at_lo = g.share(f, lo)
+    start = f"{at_lo:.0%} of compile at {x_text(lo)}" if at_lo is not None else f"absent at {x_text(lo)}"
+    end = f"{g.share(f, hi) or 0.0:.0%} at {x_text(hi)}"
+    return f"{f.label} grows as {f.text('N')} with {g.axis}: it is {start} and {end}"
 
 
 @dataclass(frozen=True)

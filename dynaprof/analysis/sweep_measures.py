@@ -8,9 +8,11 @@ from dynaprof.analysis.budgets import recompiles
 from dynaprof.analysis.cause_table import cause_table
 from dynaprof.analysis.compare import run_metrics
 from dynaprof.fmt import stored_s
-from dynaprof.model.session import Session
+from dynaprof.model.session import CAUSE_COLLECTOR, Session
 from dynaprof.model.sweep import CAUSE_PREFIX, GROUP_PREFIX, RESTART_WASTE, TOTAL
 
+#: the phase group that is the collector's alone (``CAUSE_COLLECTOR`` is its only cause)
+COLLECTOR_GROUP = "garbage_collection"
 #: ``COUNT_LABELS`` keys read from ``analysis.compare.run_metrics`` (the counts ``compare`` shows)
 _METRIC_COUNTS = ("guards", "fx_nodes", "inlined_calls", "restarts", "kernels", "aot_ops", "instructions")
 
@@ -27,7 +29,8 @@ def run_measures(session: Session) -> dict[str, float]:
         if row.total > 0:
             out[CAUSE_PREFIX + row.cause] = stored_s(row.total)
     for group, secs in table.totals.cells.items():
-        if secs > 0:
+        # the collector is a cause and a phase of its own, the same seconds: one row, the cause's
+        if secs > 0 and not (group == COLLECTOR_GROUP and CAUSE_PREFIX + CAUSE_COLLECTOR in out):
             out[GROUP_PREFIX + group] = stored_s(secs)
     if table.restart_waste > 0:
         out[RESTART_WASTE] = stored_s(table.restart_waste)
@@ -43,4 +46,6 @@ def run_counts(session: Session) -> dict[str, int]:
     discarded = [f.inlined_calls_discarded for f in session.frames if f.inlined_calls_discarded is not None]
     if discarded:
         out["inlined_calls_discarded"] = sum(discarded)
+        if "inlined_calls" in out:  # all the inlining Dynamo tracing did, restarts' included
+            out["inlined_calls_all"] = out["inlined_calls"] + out["inlined_calls_discarded"]
     return dict(sorted(out.items()))

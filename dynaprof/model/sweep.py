@@ -38,6 +38,7 @@ COUNT_LABELS: dict[str, str] = {
     "instructions": "bytecode instructions traced",
     "inlined_calls": "inlined calls",
     "inlined_calls_discarded": "inlined calls restarts threw away",
+    "inlined_calls_all": "inlined calls, kept and thrown away",
     "restarts": "restarts",
     "recompiles": "recompiles",
     "kernels": "Inductor kernels",

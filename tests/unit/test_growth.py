@@ -144,3 +144,30 @@ def test_sweep_json_round_trips_and_bad_files_are_one_line(tmp_path) -> None:  #
         (bad / "sweep.json").write_text(text)
         with pytest.raises(SessionError, match=msg):
             load_sweep(bad)
+
+
+def test_the_verdict_names_the_cost_that_adds_the_most_seconds_and_the_faster_small_one_after() -> None:
+    """A big cost growing as N^1.8 and a small one as N^1.9: the big one leads (issue: the growth
+    verdict names what grows), the faster one follows on a line of its own."""
+    sweep = make_sweep({"total": lambda n: 0.05 * n ** 1.8 + 0.001 * n ** 1.9 + 0.5,
+                        "cause:parametrization": lambda n: 0.05 * n ** 1.8,
+                        "cause:the garbage collector": lambda n: 0.002 * n ** 2.6}, noise=0.0)
+    lines = verdict(growth(sweep))
+    assert lines[1].startswith("parametrization grows as N^1.8"), lines
+    assert len(lines) == 3 and lines[2].startswith("faster but smaller: the garbage collector grows as N^2.6")
+
+
+def test_the_collector_is_one_row_of_a_sweep_and_tracing_is_weighed_against_every_inlined_call() -> None:
+    from dynaprof.analysis.growth import COUNTS_OF
+    from dynaprof.analysis.sweep_measures import run_counts, run_measures
+    from dynaprof.model.session import CAUSE_COLLECTOR, Axes
+    from tests.factories import frame, make_session
+
+    s = make_session([frame("0/0", compile_time_s=1.0, inlined_calls=10, inlined_calls_discarded=30)])
+    s.axes = Axes({CAUSE_COLLECTOR: 0.2, "forward (m.py:1)": 0.8},
+                  {"garbage_collection": {CAUSE_COLLECTOR: 0.2}, "dynamo_tracing": {"forward (m.py:1)": 0.8}})
+    m = run_measures(s)
+    assert "cause:" + CAUSE_COLLECTOR in m and "group:garbage_collection" not in m and "group:dynamo_tracing" in m
+    assert run_counts(s)["inlined_calls_all"] == 40
+    assert COUNTS_OF["group:dynamo_tracing"].index("inlined_calls_all") < COUNTS_OF["group:dynamo_tracing"].index(
+        "inlined_calls")
