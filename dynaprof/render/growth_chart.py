@@ -12,6 +12,7 @@ through ``xml_text`` / ``xml_attr``.
 from __future__ import annotations
 
 import math
+import textwrap
 
 from dynaprof import fmt
 from dynaprof.analysis.growth import Fit, Growth, x_text
@@ -103,7 +104,7 @@ def growth_svg(g: Growth) -> str:
         if not (f.measure in (TOTAL, RESTART_WASTE) or f.measure.startswith(GROUP_PREFIX)):
             cause_index += 1
         width = 2.5 if f.measure == TOTAL else 1.6
-        name = fmt.one_line(f.label, 24)
+        name = " ".join(f.label.split())  # whole: a legend label wraps, never is cut
         for x, v in f.values:
             tip = f"{f.label}, {g.axis}={x_text(x)}: {fmt.seconds(v)}"
             body.append(f'<circle cx="{px(x):.1f}" cy="{py(v):.1f}" r="2.6" fill="{xml_attr(colour)}" '
@@ -118,15 +119,28 @@ def growth_svg(g: Growth) -> str:
         else:  # no exponent (present at one point): its dots only
             labels.append((py(f.medians[-1][1]), f"{name} ({f.note or 'no fit'})", colour))
     labels.sort()
+    wrapped = [legend_lines(text) for _, text, _ in labels]
     placed: list[float] = []
-    for y, _, _ in labels:  # push labels apart, top to bottom, then back up if they ran off the bottom
-        placed.append(max(y, placed[-1] + _LABEL_GAP) if placed else y)
-    overflow = (placed[-1] - (HEIGHT - 10)) if placed else 0
+    for i, (y, _, _) in enumerate(labels):  # push labels apart, top to bottom, then back up if they ran off
+        placed.append(max(y, placed[-1] + _LABEL_GAP * len(wrapped[i - 1])) if placed else y)
+    overflow = (placed[-1] + _LABEL_GAP * (len(wrapped[-1]) - 1) - (HEIGHT - 10)) if placed else 0
     if overflow > 0:
         placed = [p - overflow for p in placed]
         for i in range(len(placed) - 2, -1, -1):
-            placed[i] = min(placed[i], placed[i + 1] - _LABEL_GAP)
+            placed[i] = min(placed[i], placed[i + 1] - _LABEL_GAP * len(wrapped[i]))
     x_label = _LEFT + plot_w + 8
-    for (_, text, colour), y in zip(labels, placed, strict=True):
-        body.append(f'<text x="{x_label}" y="{y + 4:.1f}" fill="{xml_attr(colour)}">{xml_text(text)}</text>')
+    for (_, _, colour), lines, y in zip(labels, wrapped, placed, strict=True):
+        spans = "".join(f'<tspan x="{x_label}" dy="{0 if i == 0 else _LABEL_GAP}">{xml_text(line)}</tspan>'
+                        for i, line in enumerate(lines))
+        body.append(f'<text x="{x_label}" y="{y + 4:.1f}" fill="{xml_attr(colour)}">{spans}</text>')
     return head.format(h=HEIGHT) + "\n".join(body) + "\n</svg>\n"
+
+
+#: characters of a legend line (the right margin, 290 px, at 12 px sans-serif)
+LEGEND_CHARS = 40
+
+
+def legend_lines(text: str) -> list[str]:
+    """A legend label in lines that fit the margin: wrapped at spaces, a long word split across
+    lines; every character kept."""
+    return textwrap.wrap(text, LEGEND_CHARS, break_long_words=True, break_on_hyphens=False) or [""]

@@ -35,7 +35,7 @@ def test_the_chart_is_a_static_svg_with_one_line_per_cost_that_matters() -> None
     assert len(lines) == len(drawn) and {f.measure for f in drawn} >= {"total", "restart_waste"}
     dots = list(root.iter(f"{SVG_NS}circle"))
     assert len(dots) == sum(len(f.values) for f in drawn)  # every run of every line, as a point
-    labels = [t.text or "" for t in root.iter(f"{SVG_NS}text")]
+    labels = ["".join(t.itertext()) for t in root.iter(f"{SVG_NS}text")]
     assert any(t.startswith("restart waste N^2.0 (") for t in labels)
 
 

@@ -171,3 +171,20 @@ def test_the_collector_is_one_row_of_a_sweep_and_tracing_is_weighed_against_ever
     assert run_counts(s)["inlined_calls_all"] == 40
     assert COUNTS_OF["group:dynamo_tracing"].index("inlined_calls_all") < COUNTS_OF["group:dynamo_tracing"].index(
         "inlined_calls")
+
+
+def test_a_chart_legend_label_wraps_and_is_never_cut() -> None:
+    import re
+
+    from dynaprof.render.growth_chart import LEGEND_CHARS, growth_svg, legend_lines
+
+    long = "Module.forward (repro_with_a_long_file_name.py:11)"
+    g = growth(make_sweep({"total": lambda n: 0.2 * n, "cause:" + long: lambda n: 0.1 * n,
+                           "group:fake_tensor": lambda n: 0.05 * n}))
+    svg = growth_svg(g)
+    texts = ["".join(re.findall(r"<tspan[^>]*>([^<]*)</tspan>", t))
+             for t in re.findall(r"<text[^>]*>(.*?)</text>", svg)]
+    joined = [t.replace(" ", "") for t in texts]
+    assert any(long.replace(" ", "") in t for t in joined), texts
+    assert "..." not in svg and "…" not in svg
+    assert all(len(line) <= LEGEND_CHARS for line in legend_lines(long)) and len(legend_lines(long)) > 1
