@@ -9,6 +9,7 @@ from dynaprof.analysis import how_made
 from dynaprof.analysis.cache_summary import cache_line
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
 from dynaprof.analysis.findings import findings, hottest, overlap_note, parametrization_summary, totals
+from dynaprof.analysis.notes import first_screen_notes
 from dynaprof.analysis.repeats import repeat_summary
 from dynaprof.model.cache import cache_totals
 from dynaprof.model.session import (
@@ -137,10 +138,6 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
         rate = f"{s.achieved_hz:.0f} Hz" if s.achieved_hz else "?"
         lines += _cause_phase_lines(table, width)
         lines.append(f"    from {s.count:,} samples at {rate}")
-        clipped = sum(f.sampled_clipped_s for f in session.frames)
-        if clipped > 0:
-            lines.append(f"    ({fmt.seconds(clipped)} of samples beyond their frame's compile time were scaled "
-                         "away: see the notes)")
     elif session.capture.sampler == "none" and session.capture.source == "live":
         lines.append("  (sampling was off: no attribution; run without --sampler none to see where time went)")
     para = parametrization_summary(session)
@@ -160,10 +157,12 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
         lines.append(f"    also: {fmt.terminal_safe(extra.text)}")
     if (overlap := overlap_note(found[:1] + also, session.total_compile_s)) is not None:
         lines.append(f"    ({overlap})")
-    for w in session.capture.warnings[:5]:
+    notes, left = first_screen_notes(session)
+    for w in notes[:5]:
         lines.append(f"  note: {fmt.one_line(fmt.terminal_safe(w), 400)}")
-    if len(session.capture.warnings) > 5:
-        lines.append(f"  ({len(session.capture.warnings) - 5} more notes in session.json)")
+    left += max(0, len(notes) - 5)
+    if left:
+        lines.append(f"  ({fmt.plural(left, 'more note')} in report.html and summary.md)")
     return lines
 
 
