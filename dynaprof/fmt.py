@@ -118,9 +118,9 @@ def table(headers: list[str], rows: list[list[str]], align: str = "", width: int
           wrap: int | None = None) -> list[str]:
     """Plain-text columns; ``align`` holds 'l'/'r' per column (default: left). With ``width`` and
     ``wrap`` (a column's index), a table wider than ``width`` narrows that column (to ``MIN_WRAP``
-    at least), and a cell too long for it stands on lines of its own above its row, whole, wrapped
-    at the table's width where it must be: a name is never cut to an ellipsis that two rows could
-    share, nor broken among the numbers of its row."""
+    at least), and a cell too long for it wraps inside its column, the way ``rich`` does: the row's
+    numbers stand on its first line, beside the start of the name, and the name goes on below in
+    its own column; never cut to an ellipsis that two rows could share."""
     widths = [len(h) for h in headers]
     for row in rows:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
@@ -141,11 +141,9 @@ def table(headers: list[str], rows: list[list[str]], align: str = "", width: int
         if wrap is None or len(row[wrap]) <= widths[wrap]:
             out.append(line(row))
             continue
-        # the columns before it, the cell as long as it is, then the row without them
-        lead = "".join(c.ljust(widths[i]) + "  " for i, c in enumerate(row[:wrap]))
-        room = max(MIN_WRAP, (width or 0) - len(lead))  # here only with a width: without, nothing is too long
-        out += [(lead if k == 0 else " " * len(lead)) + p for k, p in enumerate(wrap_cell(row[wrap], room))]
-        out.append(line([c if i > wrap else "" for i, c in enumerate(row)]))
+        pieces = wrap_cell(row[wrap], widths[wrap])
+        out.append(line([pieces[0] if i == wrap else c for i, c in enumerate(row)]))
+        out += [line([p if i == wrap else "" for i in range(len(row))]) for p in pieces[1:]]
     return out
 
 

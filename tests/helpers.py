@@ -371,3 +371,25 @@ def typeddict_problems(value: Any, td: Any, where: str) -> list[str]:
     for k in sorted(keys & set(hints)):
         problems += _conforms(value[k], hints[k], f"{where}.{k}")
     return problems
+
+
+
+def read_table(lines: list[str], first: str, wrap: int = 0) -> list[list[str]]:
+    """A ``fmt.table`` read back from its header line (the one whose first word is ``first``): each
+    row's cells, with column ``wrap``'s continuation lines (text only in that column, below the
+    row's first line) joined to it without spaces (compare names with their spaces removed). Stops
+    at a blank line."""
+    at = next(i for i, line in enumerate(lines) if line.split()[:1] == [first])
+    names = re.split(r"\s{2,}", lines[at].strip())
+    start = lines[at].index(names[wrap])
+    end = lines[at].index(names[wrap + 1], start + len(names[wrap])) if wrap + 1 < len(names) else len(lines[at])
+    out = [names]
+    for line in lines[at + 1:]:
+        if not line.strip():
+            break
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(out) > 1 and len(cells) == 1 and not line[:start].strip() and len(line.rstrip()) <= end:
+            out[-1][wrap] += cells[0]
+            continue
+        out.append(cells)
+    return out

@@ -16,6 +16,7 @@ from dynaprof.analysis import kernel_findings, site_findings
 from dynaprof.analysis.causes import phase_seconds
 from dynaprof.analysis.recompile_causes import SIZES, RecompileCause, recompile_cause
 from dynaprof.analysis.remedies import (
+    PEFT_FOLD,
     REMEDY_DYNAMIC,
     REMEDY_FOLD,
     REMEDY_FOLD_RECOMPILES,
@@ -159,7 +160,8 @@ def _cause(session: Session, total: float, key: str, secs: float) -> Finding:
     remedy = None
     if key == CAUSE_PARAMETRIZATION:
         unwrap = any("UnwrapTensorSubclass" in label for label in ax.parametrizations)
-        remedy = REMEDY_UNWRAP if unwrap else REMEDY_FOLD
+        peft = any("/peft/" in f.filename.replace("\\", "/") for f in session.functions)
+        remedy = REMEDY_UNWRAP if unwrap else REMEDY_FOLD + (PEFT_FOLD if peft else "")
     # a line of the user's own model is work the model needs: rewriting it may save part of it,
     # where a cause with a measured remedy (fold the parametrization) saves its seconds
     weight = (secs - once) * (1.0 if remedy is not None else USER_LINE_WEIGHT)

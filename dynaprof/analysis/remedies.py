@@ -5,8 +5,10 @@ from __future__ import annotations
 
 REMEDY_FOLD = (
     "for inference, fold the parametrizations in before compiling: torch.nn.utils.parametrize."
-    "remove_parametrizations(module, name, leave_parametrized=True) (peft: merge_and_unload())"
+    "remove_parametrizations(module, name, leave_parametrized=True)"
 )
+#: said after ``REMEDY_FOLD`` where peft's code is in the session (its own way to fold)
+PEFT_FOLD = " (peft: merge_and_unload())"
 REMEDY_GC_FREEZE = (
     "once the model is built, call gc.freeze() before the first compile: what is alive then is never "
     "walked again (nor freed)"

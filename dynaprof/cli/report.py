@@ -79,7 +79,7 @@ class ReportCommand:
         if not args.quiet:
             from dynaprof.render.terminal import summary_text
 
-            sys.stderr.write(summary_text(session, options.max_rows, summary_width()))
+            sys.stderr.write(summary_text(session, options.max_rows, summary_width(), screen=True))
             print_written(out_dir, written, notes)
         return 0
 

@@ -82,7 +82,7 @@ class RunCommand:
             ranks_support.finish_rank(out.session, run_dir, out.notes, options, args.quiet)
         elif not args.quiet:
             info("")
-            sys.stderr.write(summary_text(out.session, options.max_rows, summary_width()))
+            sys.stderr.write(summary_text(out.session, options.max_rows, summary_width(), screen=True))
             print_written(run_dir, out.written, out.notes)
         return out.exit_status
 

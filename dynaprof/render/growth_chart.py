@@ -118,22 +118,29 @@ def growth_svg(g: Growth) -> str:
             labels.append((py(b), f"{name} {f.text('N')}", colour))
         else:  # no exponent (present at one point): its dots only
             labels.append((py(f.medians[-1][1]), f"{name} ({f.note or 'no fit'})", colour))
-    labels.sort()
+    body += _legend(labels, _LEFT + plot_w + 8)
+    return head.format(h=HEIGHT) + "\n".join(body) + "\n</svg>\n"
+
+
+def _legend(labels: list[tuple[float, str, str]], x_label: float) -> list[str]:
+    """The labels at the lines' ends (y, text, colour), wrapped, pushed apart top to bottom, then
+    back up if they ran off the bottom."""
+    labels = sorted(labels)
     wrapped = [legend_lines(text) for _, text, _ in labels]
     placed: list[float] = []
-    for i, (y, _, _) in enumerate(labels):  # push labels apart, top to bottom, then back up if they ran off
+    for i, (y, _, _) in enumerate(labels):
         placed.append(max(y, placed[-1] + _LABEL_GAP * len(wrapped[i - 1])) if placed else y)
     overflow = (placed[-1] + _LABEL_GAP * (len(wrapped[-1]) - 1) - (HEIGHT - 10)) if placed else 0
     if overflow > 0:
         placed = [p - overflow for p in placed]
         for i in range(len(placed) - 2, -1, -1):
             placed[i] = min(placed[i], placed[i + 1] - _LABEL_GAP * len(wrapped[i]))
-    x_label = _LEFT + plot_w + 8
+    out = []
     for (_, _, colour), lines, y in zip(labels, wrapped, placed, strict=True):
         spans = "".join(f'<tspan x="{x_label}" dy="{0 if i == 0 else _LABEL_GAP}">{xml_text(line)}</tspan>'
                         for i, line in enumerate(lines))
-        body.append(f'<text x="{x_label}" y="{y + 4:.1f}" fill="{xml_attr(colour)}">{spans}</text>')
-    return head.format(h=HEIGHT) + "\n".join(body) + "\n</svg>\n"
+        out.append(f'<text x="{x_label}" y="{y + 4:.1f}" fill="{xml_attr(colour)}">{spans}</text>')
+    return out
 
 
 #: characters of a legend line (the right margin, 290 px, at 12 px sans-serif)

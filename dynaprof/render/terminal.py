@@ -7,7 +7,7 @@ import textwrap
 from dynaprof import fmt
 from dynaprof.analysis import how_made
 from dynaprof.analysis.cache_summary import cache_line
-from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, session_cause_table
+from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, Column, session_cause_table
 from dynaprof.analysis.findings import findings, hottest, overlap_note, parametrization_summary, totals
 from dynaprof.analysis.notes import first_screen_notes
 from dynaprof.analysis.repeats import repeat_summary
@@ -42,11 +42,14 @@ def _frame_row(f: CompiledFrame) -> list[str]:
     ]
 
 
-def summary_text(session: Session, max_rows: int = 12, width: int | None = None) -> str:
+def summary_text(session: Session, max_rows: int = 12, width: int | None = None, *, screen: bool = False) -> str:
     """The summary, every line at most ``width`` columns (default ``WIDTH``): prose is wrapped with
-    a hanging indent, tables shrink their text columns."""
+    a hanging indent, tables shrink their text columns. ``screen``: the first screen a run prints,
+    which leaves how the run was made and its repro line to summary.txt and summary.md (and says
+    where), so the verdict stays on the screen."""
     width = WIDTH if width is None else max(40, width)
-    lines = _summary_lines(session, max_rows, width) + _made_lines(session, width)
+    lines = _summary_lines(session, max_rows, width, screen)
+    lines += [] if screen else _made_lines(session, width)
     return "\n".join(_wrap(lines, width)) + "\n"
 
 
@@ -81,12 +84,20 @@ def _wrap(lines: list[str], width: int) -> list[str]:
 
 
 def _frames_table(shown: list[CompiledFrame], width: int) -> list[str]:
-    """The frames, the frame column wrapped (never cut) to keep the table within ``width``."""
-    return fmt.table(["compile id", "frame", "time", "calls", "restarts", "breaks", "guards", "inlined"],
-                     [_frame_row(f) for f in shown], "llrrrrrr", width=width - 2, wrap=1)
+    """The frames, the frame column wrapped inside itself (never cut) to keep the table within
+    ``width``; where the frame names would wrap, the count columns that are 0 in every row go (the
+    totals line under the table still says them)."""
+    headers = ["id", "frame", "time", "calls", "restarts", "breaks", "guards", "inlined"]
+    rows = [_frame_row(f) for f in shown]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    if sum(widths) + 2 * (len(widths) - 1) > width - 2:
+        zero = [i for i in (4, 5) if rows and all(r[i] == "0" for r in rows)]
+        headers = [h for i, h in enumerate(headers) if i not in zero]
+        rows = [[c for i, c in enumerate(r) if i not in zero] for r in rows]
+    return fmt.table(headers, rows, "ll" + "r" * (len(headers) - 2), width=width - 2, wrap=1)
 
 
-def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
+def _summary_lines(session: Session, max_rows: int, width: int, screen: bool = False) -> list[str]:
     run = session.run
     lines: list[str] = []
     t = totals(session)
@@ -99,9 +110,10 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
         )
     else:
         status = fmt.run_outcome(run.end_reason, run.exit_status)
+        # on the first screen "dynaprof: profiling ..." has just been said: the run's line goes without it
         lines.append(
-            f"dynaprof: {fmt.terminal_safe(how_made.script_path(run))} {status} after {fmt.seconds(run.wall_s)}; "
-            f"torch {run.torch_version or '?'}, {run.device or 'device ?'}"
+            f"{'' if screen else 'dynaprof: '}{fmt.terminal_safe(how_made.script_path(run))} {status} after "
+            f"{fmt.seconds(run.wall_s)}; torch {run.torch_version or '?'}, {run.device or 'device ?'}"
         )
     if not session.frames:
         lines.append("  no torch.compile compilation happened in this run (nothing to profile)")
@@ -113,12 +125,15 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
     if rest:
         rest_s = sum(f.compile_time_s or 0.0 for f in rest)
         lines.append(f"  ... and {fmt.plural(len(rest), 'more frame')} ({fmt.seconds(rest_s)})")
-    lines.append("")
-    lines.append(
-        f"  total: {_n(t['frames'], 'compiled frame')}, {fmt.seconds(total)} compile, "
-        f"{_n(t['restarts'], 'restart')}, {_n(t['graph_breaks'], 'graph break')}, {_n(t['guards'], 'guard')}"
-        + (f", {t['failed']} failed" if t["failed"] else "")
-    )
+    # one compiled frame on the first screen: its row says the total (restarts and breaks are its
+    # columns where not 0)
+    if not (screen and len(frames) == 1 and not t["failed"] and not session.repeats):
+        lines.append("")
+        lines.append(
+            f"  total: {_n(t['frames'], 'compiled frame')}, {fmt.seconds(total)}, "
+            f"{_n(t['restarts'], 'restart')}, {_n(t['graph_breaks'], 'graph break')}, {_n(t['guards'], 'guard')}"
+            + (f", {t['failed']} failed" if t["failed"] else "")
+        )
     if (reps := repeat_summary(session)) is not None:
         lines.append(f"  {reps}")
     kinds = session.compile_by_kind()
@@ -136,17 +151,21 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
     if table is not None and session.samples is not None:
         s = session.samples
         rate = f"{s.achieved_hz:.0f} Hz" if s.achieved_hz else "?"
-        lines += _cause_phase_lines(table, width)
-        lines.append(f"    from {s.count:,} samples at {rate}")
+        lines += _cause_phase_lines(table, width, f"{s.count:,} samples at {rate}")
     elif session.capture.sampler == "none" and session.capture.source == "live":
         lines.append("  (sampling was off: no attribution; run without --sampler none to see where time went)")
     para = parametrization_summary(session)
-    if para is not None:
+    if para is not None and not (screen and table is not None and session.samples is not None):
         n, secs, items = para
         props = ", ".join(f"{fmt.terminal_safe(label)} x{k}" for label, k in items[:6])
         noun = "property" if n == 1 else "properties"
         lines.append(f"  parametrized {noun} ({n:,}, measured exactly): {props}; {fmt.seconds(secs)}")
-    lines.append("")
+    return lines + _verdict_lines(session, screen)
+
+
+def _verdict_lines(session: Session, screen: bool) -> list[str]:
+    """The verdict, what to try, what else, and the notes that change how the numbers read."""
+    lines = [""]
     found = findings(session)
     lines.append(f"  hottest: {fmt.terminal_safe(found[0].text if found else hottest(session, found))}")
     if found and found[0].remedy:
@@ -161,8 +180,11 @@ def _summary_lines(session: Session, max_rows: int, width: int) -> list[str]:
     for w in notes[:5]:
         lines.append(f"  note: {fmt.one_line(fmt.terminal_safe(w), 400)}")
     left += max(0, len(notes) - 5)
-    if left:
-        lines.append(f"  ({fmt.plural(left, 'more note')} in report.html and summary.md)")
+    more = [fmt.plural(left, "more note")] if left else []
+    if screen:  # the first screen leaves how the run was made to the files
+        more.append("how it was made, the repro")
+    if more:
+        lines.append(f"  ({', '.join(more)}: in summary.md and report.html)")
     return lines
 
 
@@ -188,30 +210,70 @@ def cause_phase_lines(session: Session, width: int = WIDTH, max_rows: int = 8) -
     return [line.removeprefix(_ROW) for line in _cause_phase_lines(table, width)]
 
 
-def _cause_phase_lines(table: CauseTable, width: int) -> list[str]:
-    cols = table.columns
+#: the narrowest the cause column gets before a phase column is folded into "other phases"
+MIN_CAUSE_COLUMN = 30
+
+
+def _shared_via(labels: list[str]) -> str:
+    """`` via Parametrization`` where every label that names one ends with it, else ``""``."""
+    vias = {lb[lb.index(" via "):] for lb in labels if " via " in lb}
+    return vias.pop() if len(vias) == 1 else ""
+#: the header of the column that holds the phases a narrow terminal has no room for
+OTHER_PHASES = "other ph."
+
+
+def _fit_columns(table: CauseTable, width: int) -> tuple[list[Column], list[Column]]:
+    """The phase columns that fit ``width`` beside a cause column of ``MIN_CAUSE_COLUMN``, total and
+    %: those holding the most time first; and the rest, folded into one "other phases" column."""
+    def w(col: Column) -> int:
+        cells = [_cell(r.cells.get(col.key, 0.0)) for r in (*table.rows, table.totals)]
+        return max(len(col.short), *map(len, cells)) + 2
+
+    fixed = MIN_CAUSE_COLUMN + len(fmt.seconds(table.totals.total)) + 2 + 6  # total and %
+    ranked = sorted(table.columns, key=lambda c: (-table.totals.cells.get(c.key, 0.0), c.key))
+    if fixed + sum(map(w, ranked)) <= width:
+        return list(table.columns), []
+    room, chosen = width - fixed - (len(OTHER_PHASES) + 2), []
+    for col in ranked:
+        if w(col) <= room:
+            chosen.append(col)
+            room -= w(col)
+    keep = [c for c in table.columns if c in chosen]
+    return keep, [c for c in table.columns if c not in chosen]
+
+
+def _cause_phase_lines(table: CauseTable, width: int, sampled: str = "sampled") -> list[str]:
+    indent = 4
+    cols, folded = _fit_columns(table, width - indent)
+
+    def cells(values: dict[str, float]) -> list[str]:
+        out = [_cell(values.get(c.key, 0.0)) for c in cols]
+        return out + ([_cell(sum(values.get(c.key, 0.0) for c in folded))] if folded else [])
+
+    blank = [""] * (len(cols) + (1 if folded else 0))
     body: list[tuple[str, list[str]]] = []
     for r in table.rows:
         label = f"{OTHER_CAUSES} ({r.folded})" if r.cause == OTHER_CAUSES else r.cause
-        body.append((label, [_cell(r.cells.get(c.key, 0.0)) for c in cols]
-                     + [fmt.seconds(r.total), fmt.pct(r.total, table.compile_s)]))
+        body.append((label, [*cells(r.cells), fmt.seconds(r.total), fmt.pct(r.total, table.compile_s)]))
+        via = _shared_via([d.label for d in r.details])  # said once by the verdict, not on each line
         for d in r.details:
-            body.append(("  " + d.label,
-                         [""] * len(cols) + [fmt.seconds(d.seconds), fmt.pct(d.seconds, table.compile_s)]))
+            body.append(("  " + d.label.removesuffix(via), [*blank, fmt.seconds(d.seconds),
+                                                            fmt.pct(d.seconds, table.compile_s)]))
         if r.more_details[0]:
             n, secs = r.more_details
-            body.append((f"  +{n} more", [""] * len(cols) + [fmt.seconds(secs), fmt.pct(secs, table.compile_s)]))
+            body.append((f"  +{n} more", [*blank, fmt.seconds(secs), fmt.pct(secs, table.compile_s)]))
     t = table.totals
-    body.append(("all causes", [_cell(t.cells.get(c.key, 0.0)) for c in cols]
-                 + [fmt.seconds(t.total), fmt.pct(t.total, table.compile_s)]))
-    headers = [c.short for c in cols] + ["total", "%"]
-    indent = 4
-    # a label too long for its column stands on a line of its own above its numbers (fmt.table), never cut
+    body.append(("all causes", [*cells(t.cells), fmt.seconds(t.total), fmt.pct(t.total, table.compile_s)]))
+    headers = [c.short for c in cols] + ([OTHER_PHASES] if folded else []) + ["total", "%"]
+    # a label too long for its column wraps inside it, its numbers on its first line (fmt.table)
     rows = [[fmt.terminal_safe(lb) if not lb.startswith("  ") else "  " + fmt.terminal_safe(lb[2:]), *cells]
             for lb, cells in body]
-    lines = ["", "  where compile time went, by cause and phase (sampled seconds; % of compile):"]
+    lines = ["", f"  where compile time went, by cause and phase ({sampled}):"]
     lines += [_ROW + " " * indent + row
               for row in fmt.table(["cause", *headers], rows, "l" + "r" * len(headers), width=width - indent, wrap=0)]
+    if folded:
+        lines.append(" " * indent + f"{OTHER_PHASES} = " + ", ".join(c.short for c in folded)
+                     + " (every phase in summary.md and report.html)")
     if table.restart_waste > 0:
         worst = max(((r.cause, r.wasted) for r in table.rows if r.wasted > 0), key=lambda kv: kv[1], default=None)
         text = f"restart waste: {fmt.seconds(table.restart_waste)} of this in attempts that restarts threw away"

@@ -22,6 +22,7 @@ from dynaprof.render.markdown import MAX_CHARS, summary_markdown
 from dynaprof.render.report_html import report_html
 from dynaprof.render.terminal import summary_text
 from tests.factories import inductor_session, seed_session
+from tests.helpers import read_table
 
 HOSTILE = "<img src=x onerror=alert(1)> | *evil* `x` @here"
 
@@ -54,20 +55,9 @@ def test_table_rows_and_columns_add_up_and_small_causes_are_folded() -> None:
 def _terminal_table(text: str) -> list[list[str]]:
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if "by cause and phase" in line)
-    out: list[list[str]] = []
-    label = ""  # a label too long for its column stands on lines of its own above its numbers
-    for line in lines[start + 1 :]:
-        if not line.strip() or line.strip().startswith("restart waste"):
-            break
-        cells = re.split(r"\s{2,}", line.strip())
-        if label and re.fullmatch(r"[\d.]+ (s|ms|us)|\d+%", cells[0]):
-            out.append([label, *cells])
-            label = ""
-        elif len(cells) == 1 and out:
-            label += cells[0]
-        else:
-            out.append(cells)
-    return out
+    rows = read_table(lines[start + 1:], "cause")
+    end = next(i for i, r in enumerate(rows) if r[0] == "all causes")
+    return rows[: end + 1]  # the lines under the table are not its rows
 
 
 def test_terminal_table_fits_and_adds_up_within_rounding() -> None:
@@ -225,7 +215,8 @@ def test_one_breakdown_on_every_page() -> None:
     for c in t.columns:
         assert s.attribution[c.key] == pytest.approx(t.totals.cells[c.key], abs=1e-6)
     want = [fmt.seconds(t.totals.cells[c.key]) for c in t.columns]
-    term = next(line for line in summary_text(s).splitlines() if line.strip().startswith("all causes"))
+    # wide enough for every phase column (narrower terminals fold the smallest: test_terminal_width)
+    term = next(line for line in summary_text(s, width=160).splitlines() if line.strip().startswith("all causes"))
     assert re.split(r"\s{2,}", term.strip())[1:-2] == want
     md_row = next(line for line in summary_markdown(s).splitlines() if line.startswith("| **all causes**"))
     assert [x.strip() for x in md_row.strip("|").split("|")][1:-3] == want  # less total, %, waste

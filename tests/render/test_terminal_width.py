@@ -98,3 +98,30 @@ def test_plural() -> None:
 
     assert [plural(1, "compile"), plural(2, "compile"), plural(0, "line"), plural(1_000, "entry", "entries")] == [
         "1 compile", "2 compiles", "0 lines", "1,000 entries"]
+
+
+def test_the_cause_table_fits_80_columns_each_row_on_the_line_of_its_label() -> None:
+    """Issue: the first screen at 80 columns. Inductor's ten phase columns do not fit: the phases
+    holding the most time stay, the rest fold into one column, every row stands on one line with
+    the start of its label (a long label wraps inside its column, below)."""
+    import re
+
+    from dynaprof.render.terminal import OTHER_PHASES, cause_phase_lines
+    from tests.factories import inductor_session
+    from tests.helpers import read_table
+
+    s = inductor_session(user_cause="a_long_user_function_name (modeling_something.py:123)")
+    assert s.axes is not None and len({p for p in s.axes.matrix}) >= 5
+    for width in (80, 100):
+        lines = cause_phase_lines(s, width=width)
+        table = lines[: next(i for i, line in enumerate(lines) if line.strip().startswith("all causes")) + 1]
+        assert all(len(line) <= width for line in table), "\n".join(lines)  # prose under it is wrapped
+        rows = read_table(lines, "cause")
+        header = rows[0]
+        assert header[-2:] == ["total", "%"]
+        for line in lines:
+            cells = re.split(r"\s{2,}", line.strip())
+            if cells and cells[0] and re.fullmatch(r"\d+%", cells[-1]):
+                assert len(cells) >= 3  # a label's first piece, numbers, its share: one line
+        if width == 80:
+            assert OTHER_PHASES in header

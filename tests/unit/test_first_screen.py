@@ -18,6 +18,7 @@ from dynaprof.model.code_names import code_label, code_name, resumed_function
 from dynaprof.model.session import CAUSE_PARAMETRIZATION
 from dynaprof.render.terminal import summary_text
 from tests.factories import frame, inductor_session, make_session
+from tests.helpers import read_table
 
 #: torch 2.13's recompile reason on the issue's weight-norm model (one per parametrized instance)
 TYPE_GUARD = ("___check_type_id(self._modules['conv'], 94741462317168), type=<class "
@@ -117,11 +118,13 @@ def test_no_name_is_cut_to_an_ellipsis_at_any_width(width: int) -> None:
     text = summary_text(s, width=width)
     table = text[:text.index("  total:")]
     assert "..." not in table
-    flat = re.sub(r"\s+", "", table)
+    # a name too long for its column wraps inside it: read back, every row's name is whole
+    names = [re.sub(r"\s+", "", r[1]) for r in read_table(table.splitlines(), "id", wrap=1)[1:]]
     for tail in ("encoder_block", "decoder_block"):
-        assert re.sub(r"\s+", "", f"{LONG}{tail}(modeling_{tail}_with_long_name.py:") in flat
+        assert any(n.startswith(re.sub(r"\s+", "", f"{LONG}{tail}(modeling_{tail}_with_long_name.py:")) for n in names)
     cause = summary_text(inductor_session(user_cause=LONG + "encoder (model.py:26)"), width=width)
-    assert re.sub(r"\s+", "", LONG + "encoder (model.py:26)") in re.sub(r"\s+", "", cause)
+    rows = read_table(cause.splitlines(), "cause")
+    assert re.sub(r"\s+", "", LONG + "encoder (model.py:26)") in [re.sub(r"\s+", "", r[0]) for r in rows]
     if width >= 80:  # at 40 the numbers alone are wider: only the names give way
         assert all(len(line) <= width for line in table.splitlines()), table
 
@@ -157,14 +160,17 @@ def test_a_resume_function_reads_as_what_it_resumes() -> None:
         "forward after the graph break (modeling_x.py:162)"
 
 
-def test_a_long_cell_stands_whole_on_its_own_line_never_cut() -> None:
+def test_a_long_cell_wraps_inside_its_column_with_its_numbers_on_its_first_line() -> None:
     rows = [["0/0", "forward (model.py:16)", "1.00 s"],
             ["0/1", "forward after the graph break (modeling_encodec.py:162)", "2.00 s"],
             ["0/2", "  Linear.weight via a parametrization with a long name, longer than forty", "3.00 s"]]
     lines = fmt.table(["id", "frame", "time"], rows, "llr", width=40, wrap=1)
     assert all(len(line) <= 40 for line in lines)
     assert lines[1].startswith("0/0  forward (model.py:16)") and lines[1].endswith("1.00 s")
-    # too long for its column: the cell on its own line, whole, then the row's numbers
-    at = next(i for i, line in enumerate(lines) if line.strip() == "2.00 s")
-    assert " ".join(line.strip() for line in lines[2:at]) == "0/1  " + rows[1][1]
-    assert lines[-1].strip() == "3.00 s" and lines[at + 1].startswith("0/2    Linear.weight")
+    # too long for its column: the row's numbers on its first line, beside the name's start; the
+    # name goes on below, in its own column only (the way rich wraps)
+    second = next(i for i, line in enumerate(lines) if line.startswith("0/1"))
+    assert lines[second].endswith("2.00 s") and lines[second + 1].startswith("     ") and lines[second + 1][-1] != "s"
+    back = read_table(lines, "id", wrap=1)
+    assert [r[2] for r in back[1:]] == ["1.00 s", "2.00 s", "3.00 s"]
+    assert [r[1].replace(" ", "") for r in back[1:]] == [c[1].replace(" ", "") for c in rows]

@@ -22,7 +22,7 @@ def test_notes_about_dynaprof_itself_leave_the_first_screen_and_are_counted() ->
     shown, left = first_screen_notes(s)
     assert shown == ["torch 2.4.1: lazy backward compiles are not sampled"] and left == 4
     text = summary_text(s)
-    assert "note: torch 2.4.1" in text and "(4 more notes in report.html and summary.md)" in text
+    assert "note: torch 2.4.1" in text and "(4 more notes: in summary.md and report.html)" in text
     assert "sampled at 300 Hz" not in text
 
 
