@@ -56,6 +56,16 @@ def run_dynaprof(
     )
 
 
+def plain_python(tmp: Path, name: str, source: str) -> subprocess.CompletedProcess[str]:
+    """Write ``source`` to ``tmp/name`` and run it with plain python (what a profiled run's output
+    is compared with); asserts it ran."""
+    script = tmp / name
+    script.write_text(source)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
 def profile(tmp: Path, script_args: list[str], *opts: str, timeout: float = 300) -> CliResult:
     run_dir = tmp / "run"
     proc = run_dynaprof(["run", "-o", str(run_dir), *opts, *script_args], cwd=tmp, timeout=timeout)

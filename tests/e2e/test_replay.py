@@ -4,8 +4,6 @@ own and only for the graph with parametrizations, and the program's output is un
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -13,7 +11,7 @@ import pytest
 
 from dynaprof.analysis.findings import hottest
 from dynaprof.model.store import load_session
-from tests.conftest import profile
+from tests.conftest import plain_python, profile
 
 _SCRIPT = textwrap.dedent(
     """
@@ -44,10 +42,7 @@ _SCRIPT = textwrap.dedent(
 @pytest.mark.torch
 @pytest.mark.inductor
 def test_the_replay_charges_kernels_only_the_parametrization_made_from_a_process_of_its_own(tmp_path: Path) -> None:
-    script = tmp_path / "wn.py"
-    script.write_text(_SCRIPT)
-    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
-    assert plain.returncode == 0, plain.stderr[-3000:]
+    plain = plain_python(tmp_path, "wn.py", _SCRIPT)
     r = profile(tmp_path, ["wn.py"], "--sampler", "builtin", timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout == plain.stdout  # the program's output, untouched

@@ -3,15 +3,13 @@ counting them changes nothing of the program (no compile of dynaprof's own frame
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from dynaprof.model.store import load_session
-from tests.conftest import ROOT, profile
+from tests.conftest import ROOT, plain_python, profile
 
 # a backward inside compiled code (Dynamo breaks the graph at .backward(): autograd then runs, and
 # AOT autograd compiles the backward lazily, with Dynamo's frame callback set), a lazy backward from
@@ -42,10 +40,7 @@ _SCRIPT = textwrap.dedent(
 
 @pytest.mark.torch
 def test_aot_ops_on_aot_eager_are_present_positive_and_the_same_on_two_runs(tmp_path: Path) -> None:
-    script = tmp_path / "train.py"
-    script.write_text(_SCRIPT)
-    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
-    assert plain.returncode == 0, plain.stderr[-3000:]
+    plain = plain_python(tmp_path, "train.py", _SCRIPT)
     got = []
     for i in range(2):
         run = tmp_path / f"r{i}"
