@@ -8,6 +8,7 @@ then the phase that took them, in at most ``VERDICT_CHARS`` characters; names ar
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
@@ -542,7 +543,8 @@ def findings(session: Session) -> list[Finding]:
 
 def _by_site(session: Session, found: list[Finding], total: float) -> list[Finding | None]:
     """Graph breaks, restarts and failed compiles raised at one site as one finding
-    (``site_findings``): the kinds whose every event is there are replaced by it."""
+    (``site_findings``); each kind present there keeps a finding only for its events elsewhere,
+    worked out on the frames the site's finding does not hold, so no event is said twice."""
     ev = site_findings.merged_site(session)
     if ev is None:
         return list(found)
@@ -550,8 +552,10 @@ def _by_site(session: Session, found: list[Finding], total: float) -> list[Findi
     merged = Finding(f"site:{fmt.location(*ev.site)}", site_findings.union_seconds(session, ev), text,
                      REMEDY_REGISTER_OUTSIDE if parametrize else _graph_break_remedy(session),
                      CAUSE_PARAMETRIZATION if parametrize else None)  # fmt: skip
-    gone = {k for k in ev.kinds if site_findings.all_at(session, k, ev.site)}
-    return [*(f for f in found if f.key not in gone), merged]
+    elsewhere = dataclasses.replace(session, frames=[f for f in session.frames if f.key not in ev.frames])
+    kinds = {"graph_breaks": _graph_breaks, "restarts": _restarts, "failures": _failures}
+    rest = [g for k in sorted(ev.kinds) if (g := kinds[k](elsewhere, total)) is not None]
+    return [*(f for f in found if f.key not in ev.kinds), merged, *rest]
 
 
 #: a finding about one thing to change (a cause, a recompiled function, a graph break, a failure)

@@ -9,8 +9,8 @@ event is put at its site:
 * a graph break at the file and line torch names for it;
 * a restart at its frame's first graph break site (Dynamo restarts at the break);
 * a failed compile at the line torch blames for it (``fail_filename``);
-* a frame resumed after a break (the code after it) with the site that broke most, as the graph
-  break finding counts it.
+* a frame resumed after a break (the code after it) with that break's site, named in its code's
+  name (``torch_dynamo_resume_in_helper_at_41``), else with the site that broke most.
 
 A site with events of two kinds or more becomes one finding, with the seconds of their union, each
 frame counted once: the whole compile of a frame that failed or that resumes after a break, else
@@ -21,6 +21,7 @@ a site in torch's own code names the nearest frame outside torch that reached it
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -76,11 +77,16 @@ def site_events(session: Session) -> dict[Site, SiteEvents]:
         if f.status == "failed" and f.fail_filename and f.fail_lineno is not None:
             site = (f.fail_filename, f.fail_lineno)
             at(site, f, next((v for s, v in breaks if s == site and v), None)).failed += 1
-    # the code after a break is compiled as a frame of its own: with the site that broke most
+    # the code after a break is compiled as a frame of its own (``..._at_41``): with its break's
+    # site where its name and file say which, else with the site that broke most
     placed = {k for ev in out.values() for k in ev.frames}
     top = max((ev for ev in out.values() if ev.breaks), key=lambda ev: (ev.breaks, ev.site), default=None)
-    if top is not None:
-        top.frames |= {f.key for f in session.frames if f.name.startswith(RESUME_PREFIX) and f.key not in placed}
+    for f in session.frames:
+        if top is None or not f.name.startswith(RESUME_PREFIX) or f.key in placed:
+            continue
+        line = re.search(r"_at_(\d+)$", f.name)
+        own = out.get((f.filename, int(line.group(1)))) if line else None
+        (own if own is not None and own.breaks else top).frames.add(f.key)
     return out
 
 
@@ -117,13 +123,6 @@ def merged_site(session: Session) -> SiteEvents | None:
     """The costliest site where events of two kinds or more were raised; None where there is none."""
     shared = [ev for ev in site_events(session).values() if len(ev.kinds) >= 2]
     return max(shared, key=lambda ev: (union_seconds(session, ev), ev.site), default=None)
-
-
-def all_at(session: Session, kind: str, site: Site) -> bool:
-    """Whether every event of ``kind`` in the session was raised at ``site`` (so the kind's own
-    finding says nothing the site's does not)."""
-    sites = {s for s, ev in site_events(session).items() if kind in ev.kinds}
-    return sites == {site}
 
 
 def describe(session: Session, ev: SiteEvents, total: float) -> tuple[str, bool]:

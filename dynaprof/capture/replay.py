@@ -119,10 +119,17 @@ def install_stubs(defined: Defined) -> None:
 
 def replay_one(graph: ReplayGraph, defined: Defined) -> list[dict[str, Any]]:
     """The kernels Inductor defines for ``graph`` folded. Raises Unreplayable or torch's error."""
+    import importlib
+
     import torch
 
     from dynaprof.capture.torch_private import _private
 
+    for module in graph.get("imports") or []:  # what registered its custom ops, as in the run
+        try:
+            importlib.import_module(module)
+        except Exception as e:
+            raise Unreplayable(f"cannot import {module}, which defines its custom ops ({type(e).__name__})") from e
     records, _ = folded_records(graph)
     gm, inputs = rebuild(records, graph["traces"])
     compile_fx = _private("torch._inductor.compile_fx").compile_fx

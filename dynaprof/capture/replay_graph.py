@@ -38,6 +38,27 @@ class Unreplayable(Exception):
 # -- targets ---------------------------------------------------------------------------------------
 
 
+#: op namespaces torch itself defines: their ops exist in any process that imports torch
+TORCH_NAMESPACES = ("aten", "prims", "quantized", "_quantized", "inductor", "higher_order", "debugprims", "rngprims")
+
+
+def defining_module(target: Any) -> str | None:
+    """The module that registered a custom op (``torch.library.custom_op``), which the replay
+    imports so the op exists there too; None for torch's own ops or where it is not known."""
+    name = str(target)  # "transformers.grouped_mm_fallback.default"
+    ns, _, rest = name.partition(".")
+    if type(target).__name__ not in ("OpOverload", "OpOverloadPacket") or ns in TORCH_NAMESPACES:
+        return None
+    try:
+        from dynaprof.capture.torch_private import _private
+
+        opdef = _private("torch._library.custom_ops").OPDEFS.get(f"{ns}::{rest.split('.')[0]}")
+        module = getattr(getattr(opdef, "_init_fn", None), "__module__", None)
+    except Exception:
+        return None
+    return module if isinstance(module, str) else None
+
+
 def target_name(target: Any) -> str:
     """The dotted name ``target`` is reached by from an imported module, checked both ways."""
     if isinstance(target, str):
@@ -195,6 +216,7 @@ def describe(gm: Any, example_inputs: Any, key: str) -> ReplayGraph:
     traces: list[str] = []
     trace_ids: dict[str, int] = {}
     nodes: list[GraphNode] = []
+    imports: set[str] = set()
     inputs = list(example_inputs)
     placeholder = 0
     dynamic = False
@@ -217,6 +239,8 @@ def describe(gm: Any, example_inputs: Any, key: str) -> ReplayGraph:
                 raise Unreplayable(f"an input of type {type(value).__name__}")
         else:
             rec["target"] = target_name(node.target) if node.op != "output" else "output"
+            if (module := defining_module(node.target)) is not None:
+                imports.add(module)
             rec["args"] = _encode(node.args)
             rec["kwargs"] = _encode(node.kwargs)
             val = node.meta.get("example_value")
@@ -237,6 +261,8 @@ def describe(gm: Any, example_inputs: Any, key: str) -> ReplayGraph:
                               "nodes": nodes}  # fmt: skip
     if dynamic:
         rec_graph["dynamic"] = True
+    if imports:
+        rec_graph["imports"] = sorted(imports)
     return rec_graph
 
 

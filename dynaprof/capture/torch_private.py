@@ -119,7 +119,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
             "torch._functorch.config._config"),
     *_names("cprofile", "torch._dynamo.config.cprofile"),
     *_names("fold", "torch._dynamo.eval_frame.OptimizeContext.__call__"),
-    *_names("replay_graphs", "torch._inductor.compile_fx.compile_fx"),
+    *_names("replay_graphs", "torch._inductor.compile_fx.compile_fx", "torch._library.custom_ops.OPDEFS"),
     *_names("replay", "torch._inductor.compile_fx.compile_fx", "torch._inductor.async_compile.AsyncCompile"),
     *_names("trace_export", f"{_INTERNAL}.LazyTraceHandler", f"{_INTERNAL}.TorchLogsFormatter",
             f"{_INTERNAL}.trace_log.handlers"),

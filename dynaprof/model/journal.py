@@ -421,6 +421,9 @@ class ReplayGraph(TypedDict):
     config: NotRequired[dict[str, Any]]
     #: it had symbolic sizes, kept at their hints: the replay lowers it at the run's sizes
     dynamic: NotRequired[bool]
+    #: the modules that registered its custom ops (``torch.library.custom_op``): the replay
+    #: imports them so the ops exist there
+    imports: NotRequired[list[str]]
 
 
 class ReplaySkipped(TypedDict):

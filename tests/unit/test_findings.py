@@ -314,3 +314,18 @@ def test_findings_that_add_past_the_compile_are_said_to_overlap_once() -> None:
     note = overlap_note([a, b], 1.0)
     assert note is not None and note.startswith("these findings overlap (together 130% of compile)")
     assert overlap_note([a, Finding("category:aot", 0.6, "c")], 1.0) is None  # a fact names no seconds to save
+
+
+def test_a_kind_with_events_elsewhere_keeps_a_finding_for_those_only() -> None:
+    other = frame("8/0", name="helper", filename="/u/model.py", lineno=40, start_s=30.0, compile_time_s=2.0,
+                  graph_breaks=1, graph_break_reasons=[GraphBreak("print", "/u/model.py", 41)])
+    resumed = frame("8/1", name="torch_dynamo_resume_in_helper_at_41", filename="/u/model.py", lineno=41,
+                    start_s=33.0, compile_time_s=0.5)
+    found = {f.key: f for f in findings(make_session([*_peft_like(), other, resumed]))}
+    site = next(f for k, f in found.items() if k.startswith("site:"))
+    assert "4 graph breaks" in site.text and "parametrize.py:92" in site.text
+    # the other break is said on its own, and the site's four are not said again
+    gb = found["graph_breaks"]
+    assert gb.text.startswith("graph breaks: 1 graph break at model.py:41"), gb.text
+    assert gb.seconds == 0.5  # the code resumed after it, compiled as a frame of its own
+    assert "restarts" not in found and "failures" not in found
