@@ -16,6 +16,7 @@ all made from this one structure, so they agree.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from dynaprof.model.session import CAUSE_PARAMETRIZATION, GROUP_OF, PHASE_GROUPS, PHASE_LABELS, Axes, Session
@@ -180,8 +181,22 @@ def _sum_cells(ax: Axes, causes: list[str] | tuple[str, ...]) -> dict[str, float
 
 
 def cause_files(session: Session) -> dict[str, str]:
-    """Each user cause's file, from the session's function table (``cause:user`` entries)."""
-    return {f.name: f.filename for f in session.functions if f.kind == "cause:user" and f.filename}
+    """Each user cause's file: a cause is labelled ``name (file.py:line)``, and the session's
+    function table holds the file's path (a traced frame's, or a node cause's)."""
+    paths: dict[str, str] = {}
+    for f in session.functions:
+        if f.filename and not f.filename.startswith("<"):
+            paths.setdefault(f.filename.replace("\\", "/").rsplit("/", 1)[-1], f.filename)
+    out: dict[str, str] = {}
+    for cause in session.axes.causes if session.axes else {}:
+        m = _LABEL_FILE.search(cause)
+        if m is not None and m.group(1) in paths:
+            out[cause] = paths[m.group(1)]
+    return out
+
+
+#: the file of a cause label: ``forward (modeling_mixtral.py:288)``
+_LABEL_FILE = re.compile(r"\(([^()/\\:]+):\d+\)$")
 
 
 def session_cause_table(session: Session, max_rows: int = 12) -> CauseTable | None:

@@ -51,3 +51,16 @@ def test_a_big_cause_keeps_its_own_row() -> None:
     ax, files = _tail(20)
     t = cause_table(ax, None, max_rows=8, files=files)
     assert t is not None and t.rows[0].cause == "parametrization" and not t.rows[0].members
+
+
+def test_each_cause_s_file_comes_from_its_label_and_the_function_table() -> None:
+    from dynaprof.analysis.cause_table import cause_files
+    from dynaprof.model.session import FunctionRef
+    from tests.factories import make_session
+
+    s = make_session([])
+    s.functions = [FunctionRef("MixtralAttention.forward", SP + "transformers/models/mixtral/modeling_mixtral.py", 280,
+                               "traced")]
+    s.axes = Axes({"forward (modeling_mixtral.py:288)": 1.0, "whole graph": 1.0, "f (nowhere.py:3)": 1.0}, {})
+    path = SP + "transformers/models/mixtral/modeling_mixtral.py"
+    assert cause_files(s) == {"forward (modeling_mixtral.py:288)": path}
