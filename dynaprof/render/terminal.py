@@ -90,7 +90,10 @@ def _frames_table(shown: list[CompiledFrame], width: int) -> list[str]:
     headers = ["id", "frame", "time", "calls", "restarts", "breaks", "guards", "inlined"]
     rows = [_frame_row(f) for f in shown]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    if sum(widths) + 2 * (len(widths) - 1) > width - 2:
+    if width < NARROW:  # id, frame and time: the counts are in the totals line and the files
+        keep = [i for i, h in enumerate(headers) if h in ("id", "frame", "time")]
+        headers, rows = [headers[i] for i in keep], [[r[i] for i in keep] for r in rows]
+    elif sum(widths) + 2 * (len(widths) - 1) > width - 2:
         zero = [i for i in (4, 5) if rows and all(r[i] == "0" for r in rows)]
         headers = [h for i, h in enumerate(headers) if i not in zero]
         rows = [[c for i, c in enumerate(r) if i not in zero] for r in rows]
@@ -218,6 +221,8 @@ def _shared_via(labels: list[str]) -> str:
     """`` via Parametrization`` where every label that names one ends with it, else ``""``."""
     vias = {lb[lb.index(" via "):] for lb in labels if " via " in lb}
     return vias.pop() if len(vias) == 1 else ""
+#: below this width the cause table is a list: cause, total and %, its phases left to the files
+NARROW = 60
 #: the header of the column that holds the phases a narrow terminal has no room for
 OTHER_PHASES = "other ph."
 
@@ -233,6 +238,8 @@ def _fit_columns(table: CauseTable, width: int) -> tuple[list[Column], list[Colu
     ranked = sorted(table.columns, key=lambda c: (-table.totals.cells.get(c.key, 0.0), c.key))
     if fixed + sum(map(w, ranked)) <= width:
         return list(table.columns), []
+    if width < NARROW:  # a list of causes, total and share: the phases are in the files
+        return [], list(table.columns)
     room, chosen = width - fixed - (len(OTHER_PHASES) + 2), []
     for col in ranked:
         if w(col) <= room:
@@ -246,11 +253,13 @@ def _cause_phase_lines(table: CauseTable, width: int, sampled: str = "sampled") 
     indent = 4
     cols, folded = _fit_columns(table, width - indent)
 
+    other = bool(folded) and bool(cols)  # a list (no phase column at all) has no "other" column either
+
     def cells(values: dict[str, float]) -> list[str]:
         out = [_cell(values.get(c.key, 0.0)) for c in cols]
-        return out + ([_cell(sum(values.get(c.key, 0.0) for c in folded))] if folded else [])
+        return out + ([_cell(sum(values.get(c.key, 0.0) for c in folded))] if other else [])
 
-    blank = [""] * (len(cols) + (1 if folded else 0))
+    blank = [""] * (len(cols) + (1 if other else 0))
     body: list[tuple[str, list[str]]] = []
     for r in table.rows:
         label = f"{OTHER_CAUSES} ({r.folded})" if r.cause == OTHER_CAUSES else r.cause
@@ -264,16 +273,18 @@ def _cause_phase_lines(table: CauseTable, width: int, sampled: str = "sampled") 
             body.append((f"  +{n} more", [*blank, fmt.seconds(secs), fmt.pct(secs, table.compile_s)]))
     t = table.totals
     body.append(("all causes", [*cells(t.cells), fmt.seconds(t.total), fmt.pct(t.total, table.compile_s)]))
-    headers = [c.short for c in cols] + ([OTHER_PHASES] if folded else []) + ["total", "%"]
+    headers = [c.short for c in cols] + ([OTHER_PHASES] if other else []) + ["total", "%"]
     # a label too long for its column wraps inside it, its numbers on its first line (fmt.table)
     rows = [[fmt.terminal_safe(lb) if not lb.startswith("  ") else "  " + fmt.terminal_safe(lb[2:]), *cells]
             for lb, cells in body]
     lines = ["", f"  where compile time went, by cause and phase ({sampled}):"]
     lines += [_ROW + " " * indent + row
               for row in fmt.table(["cause", *headers], rows, "l" + "r" * len(headers), width=width - indent, wrap=0)]
-    if folded:
+    if other:
         lines.append(" " * indent + f"{OTHER_PHASES} = " + ", ".join(c.short for c in folded)
                      + " (every phase in summary.md and report.html)")
+    elif folded:
+        lines.append(" " * indent + "by phase: in summary.md and report.html")
     if table.restart_waste > 0:
         worst = max(((r.cause, r.wasted) for r in table.rows if r.wasted > 0), key=lambda kv: kv[1], default=None)
         text = f"restart waste: {fmt.seconds(table.restart_waste)} of this in attempts that restarts threw away"

@@ -125,3 +125,17 @@ def test_the_cause_table_fits_80_columns_each_row_on_the_line_of_its_label() -> 
                 assert len(cells) >= 3  # a label's first piece, numbers, its share: one line
         if width == 80:
             assert OTHER_PHASES in header
+
+
+def test_below_60_columns_the_cause_table_is_a_list_that_fits() -> None:
+    from dynaprof.render.terminal import cause_phase_lines
+    from tests.factories import inductor_session
+    from tests.helpers import read_table
+
+    lines = cause_phase_lines(inductor_session(user_cause="a_long_user_function_name (modeling_x.py:12)"), width=44)
+    rows = read_table(lines, "cause")
+    assert rows[0] == ["cause", "total", "%"]
+    head = next(i for i, line in enumerate(lines) if line.split()[:1] == ["cause"])
+    table = lines[head : next(i for i, line in enumerate(lines) if line.strip().startswith("all causes")) + 1]
+    assert all(len(line) <= 44 for line in table), "\n".join(lines)  # the prose around it is wrapped
+    assert any(line.strip() == "by phase: in summary.md and report.html" for line in lines)

@@ -155,6 +155,12 @@ def test_the_verdict_names_the_cost_that_adds_the_most_seconds_and_the_faster_sm
     lines = verdict(growth(sweep))
     assert lines[1].startswith("parametrization grows as N^1.8"), lines
     assert len(lines) == 3 and lines[2].startswith("faster but smaller: the garbage collector grows as N^2.6")
+    # the case: a big cost as N^1.8, a small user cause as N^1.9: the big one is named
+    close = make_sweep({"total": lambda n: 0.05 * n ** 1.8 + 0.002 * n ** 1.9 + 0.5,
+                        "cause:parametrization": lambda n: 0.05 * n ** 1.8,
+                        "cause:helper (model.py:3)": lambda n: 0.002 * n ** 1.9}, noise=0.0)
+    lines = verdict(growth(close))
+    assert lines[1].startswith("parametrization grows as N^1.8") and len(lines) == 2, lines
 
 
 def test_the_collector_is_one_row_of_a_sweep_and_tracing_is_weighed_against_every_inlined_call() -> None:
