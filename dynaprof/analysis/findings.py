@@ -344,7 +344,11 @@ def _recompiles(session: Session, total: float) -> Finding | None:
     causes = Counter(c for _f, c in _recompile_causes(worst))
     cause = causes.most_common(1)[0][0] if causes else None
     said = _frame_said(worst[0])
-    did = f"was recompiled {fmt.plural(len(worst) - 1, 'time')}"  # the limit, if reached, is a finding of its own
+    did = f"was recompiled {fmt.plural(len(worst) - 1, 'time')}"
+    # one function, one finding: its recompiles and the limit they reached
+    hit = any(f.recompile_limit_hit for f in worst)
+    did += " up to its recompile limit (later calls ran uncompiled)" if hit else ""
+    limit = " (limit hit)" if hit else ""
     cost = f"{fmt.seconds(secs)} ({fmt.pct(secs, total)} of compile){_top_phase(worst[1:])}"
     subject = {CAUSE_PARAMETRIZATION: "parametrization: ", SIZES: "changing sizes: "}.get(
         cause.cause if cause else "", "recompiles: ")
@@ -359,7 +363,7 @@ def _recompiles(session: Session, total: float) -> Finding | None:
         reason = next((f.recompile_reason for f in reversed(worst) if f.recompile_reason), None)
         why = f"; last failed guard: {fmt.one_line(reason_words(reason), 80)}" if reason else ""
     head = f"{subject}{said} {did}, {cost}"
-    brief = f"{subject}{said} recompiled {fmt.plural(len(worst) - 1, 'time')}, {fmt.seconds(secs)}"
+    brief = f"{subject}{said} recompiled {fmt.plural(len(worst) - 1, 'time')}{limit}, {fmt.seconds(secs)}"
     # the verdict fits 200 characters: the why stays longest, the phase and the share go first
     text = _fit([head + why + used, head + why, head + brief_why, brief + why, brief + brief_why, head])
     remedy = None
@@ -377,9 +381,12 @@ def _frame_said(f: CompiledFrame) -> str:
 
 
 def _recompile_limit(session: Session, total: float) -> Finding | None:
-    """Functions that hit the recompile limit: later calls of new inputs ran uncompiled. Ranked as
-    the recompile finding, which comes first where both name one function (a stable sort)."""
+    """Functions that hit the recompile limit: later calls of new inputs ran uncompiled; the one
+    whose recompiles the recompiles finding names is said there, not twice."""
     hit = [f for f in session.frames if f.recompile_limit_hit]
+    worst = _worst_entries(session)
+    if worst and len(worst) > 1:  # the recompiles finding says the limit of its own function
+        hit = [f for f in hit if _entry_key(f) != _entry_key(worst[0])]
     if not hit:
         return None
     f = hit[0]
