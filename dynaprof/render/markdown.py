@@ -261,8 +261,16 @@ def _environment(s: Session, rows: int) -> str:
     if s.capture.source != "live":
         items.append(("source", s.capture.source))
     body = [[k, md_escape(v, 2000)] for k, v in items]
-    body += [["warning", md_escape(w, 300)] for w in s.capture.warnings[:rows]]
     return details("How it was made", md_table(["setting", "value"], body))
+
+
+def _notes(s: Session, rows: int) -> str:
+    """Every note of the run (the terminal shows only those that change how its numbers read)."""
+    notes = s.capture.warnings
+    if not notes:
+        return ""
+    more = f"\n- ... and {len(notes) - rows:,} more in session.json" if len(notes) > rows else ""
+    return details(f"Notes ({len(notes):,})", "\n".join(f"- {md_escape(n, 600)}" for n in notes[:rows]) + more)
 
 
 def _reproduce(s: Session, rows: int) -> str:
@@ -278,7 +286,7 @@ def _cache(s: Session, rows: int) -> str:
 
 
 _SECTIONS: tuple[Callable[[Session, int], str], ...] = (
-    _causes, _frames, _repeats, _properties, _traced, _reasons, _cache, _environment, _reproduce,
+    _causes, _frames, _repeats, _properties, _traced, _reasons, _cache, _notes, _environment, _reproduce,
 )
 
 

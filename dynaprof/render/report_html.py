@@ -332,7 +332,6 @@ def _environment(s: Session) -> list[tuple[str, str]]:
              ("device", r.device or "?"), ("host", r.hostname), ("cwd", r.cwd),
              ("sampler", sampler_text(s)), ("hooks", ", ".join(c.hooks) or "none"), ("started", r.start_time),
              ("exit", fmt.exit_fact(r.end_reason, r.exit_status))]
-    facts += [("warning", w) for w in c.warnings]
     return [(k, str(v)) for k, v in facts]
 
 
@@ -430,7 +429,9 @@ def report_view(ctx: RenderContext) -> Report:
     properties, traced = _properties(s), _traced(s, ctx.derived)
     compiles, reasons = _compiles(ordered), _reasons(s)
     cache_view = cache_section.view(s)
-    notes = list(ctx.notes)  # last: the sections above may have added notes
+    # the run's notes (the terminal shows only those that change how its numbers read), then the
+    # renderers' own; last: the sections above may have added notes
+    notes = list(s.capture.warnings) + list(ctx.notes)
     present = [a for a, shown in (
         ("summary", True), ("causes", True), ("flamegraphs", True), ("callgraph", True),
         ("frames", True), ("properties", properties), ("traced", traced), ("compiles", compiles),

@@ -44,3 +44,19 @@ def test_too_few_samples_is_said_on_the_first_screen() -> None:
     s.samples.count = FEW_SAMPLES - 1
     shown, _ = first_screen_notes(s)
     assert shown and shown[0].startswith(f"only {FEW_SAMPLES - 1} samples")
+
+
+def test_every_note_is_in_the_notes_of_summary_md_and_report_html() -> None:
+    from dynaprof.render.base import RenderContext
+    from dynaprof.render.markdown import summary_markdown
+    from dynaprof.render.report_html import report_html
+
+    s = seed_session()
+    s.capture.warnings = [*SELF_NOTES, "torch 2.4.1: <b>lazy</b> backward compiles are not sampled"]
+    md = summary_markdown(s)
+    assert f"<summary>Notes ({len(SELF_NOTES) + 1})</summary>" in md
+    assert all(n[:40] in md for n in SELF_NOTES)
+    page = report_html(RenderContext(s, use_dot=False))
+    notes = page[page.index('id="notes"'):]
+    assert all(n[:40] in notes for n in SELF_NOTES)
+    assert "&lt;b&gt;lazy&lt;/b&gt;" in notes and "<b>lazy</b>" not in page  # user text escaped
