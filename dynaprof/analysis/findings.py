@@ -25,7 +25,7 @@ from dynaprof.analysis.remedies import (
     REMEDY_REGISTER_OUTSIDE,
     REMEDY_UNWRAP,
 )
-from dynaprof.analysis.site_findings import discarded_seconds
+from dynaprof.analysis.site_findings import discarded_seconds, graph_break_remedy
 from dynaprof.model.cause_labels import via_classes
 from dynaprof.model.code_names import RESUME_PREFIX
 from dynaprof.model.reason_words import reason_words
@@ -434,21 +434,7 @@ def _graph_breaks(session: Session, total: float) -> Finding | None:
     text = _fit([f"{head}: {why}", f"{head}: Dynamo compiles the code after a break as another frame", head])
     # without restarts or resumed frames, weigh it by half its frames' time, as before
     weight = cost if cost > 0 else 0.5 * sum(f.compile_time_s or 0.0 for f in broken)
-    return Finding("graph_breaks", weight, text, _graph_break_remedy(session))
-
-
-def _graph_break_remedy(session: Session) -> str | None:
-    """torch's own hint for the first graph break, at the user's line."""
-    for f in session.frames:
-        for r in f.graph_break_reasons:
-            text = r.reason or ""
-            at = f" at {fmt.location(r.filename, r.lineno)}" if r.filename else ""
-            if "Hint:" in text:
-                hint = fmt.one_line(text.split("Hint:", 1)[1].split("Hint:", 1)[0], 140)
-                return f"graph break{at}: {hint} (torch's hint)"
-            if at:
-                return f"graph break{at}: move what Dynamo cannot trace out of the compiled code"
-    return None
+    return Finding("graph_breaks", weight, text, graph_break_remedy(session))
 
 
 def _failures(session: Session, total: float) -> Finding | None:
@@ -557,7 +543,7 @@ def _by_site(session: Session, found: list[Finding], total: float) -> list[Findi
         return list(found)
     text, parametrize = site_findings.describe(session, ev, total)
     merged = Finding(f"site:{fmt.location(*ev.site)}", site_findings.union_seconds(session, ev), text,
-                     REMEDY_REGISTER_OUTSIDE if parametrize else _graph_break_remedy(session),
+                     REMEDY_REGISTER_OUTSIDE if parametrize else graph_break_remedy(session),
                      CAUSE_PARAMETRIZATION if parametrize else None)  # fmt: skip
     elsewhere = dataclasses.replace(session, frames=[f for f in session.frames if f.key not in ev.frames])
     kinds = {"graph_breaks": _graph_breaks, "restarts": _restarts, "failures": _failures}

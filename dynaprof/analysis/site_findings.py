@@ -155,3 +155,17 @@ def _library_location(filename: str, lineno: int) -> str:
     if "-packages/" in path:
         return f"{fmt.short_path(path)}:{lineno}"
     return fmt.location(filename, lineno)
+
+
+def graph_break_remedy(session: Session) -> str | None:
+    """torch's own hint for the first graph break, at the user's line."""
+    for f in session.frames:
+        for r in f.graph_break_reasons:
+            text = r.reason or ""
+            at = f" at {fmt.location(r.filename, r.lineno)}" if r.filename else ""
+            if "Hint:" in text:
+                hint = fmt.one_line(text.split("Hint:", 1)[1].split("Hint:", 1)[0], 140)
+                return f"graph break{at}: {hint} (torch's hint)"
+            if at:
+                return f"graph break{at}: move what Dynamo cannot trace out of the compiled code"
+    return None

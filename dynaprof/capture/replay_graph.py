@@ -52,7 +52,7 @@ def defining_module(target: Any) -> str | None:
     try:
         from dynaprof.capture.torch_private import _private
 
-        opdef = _private("torch._library.custom_ops").OPDEFS.get(f"{ns}::{rest.split('.')[0]}")
+        opdef = _private("torch._library.custom_ops").OPDEFS[f"{ns}::{rest.split('.')[0]}"]
         module = getattr(getattr(opdef, "_init_fn", None), "__module__", None)
     except Exception:
         return None

@@ -104,10 +104,11 @@ def test_recompile_limit_fallback_is_a_finding_and_a_budget(tmp_path: Path) -> N
     assert [fr.recompile_limit_hit for fr in frames] == [None, None, LIMIT]
     assert all(fr.eager_fallback_calls is None for fr in frames)  # torch runs them unseen: unknown
     by_key = {x.key: x for x in findings(prof.session)}
-    limit = by_key["recompile_limit"].text  # the function, the limit, its entries and what they cost
-    assert f"_double (test_calls.py:22) reached torch._dynamo.config.{LIMIT} after 3 entries (" in limit
-    assert "later calls ran uncompiled" in limit
-    assert "1 of its 3 entries ran at most once" in by_key["recompiles"].text  # little used: calls are counted
+    # one function, one finding: its recompiles and the limit they reached
+    assert "recompile_limit" not in by_key
+    rec = by_key["recompiles"].text
+    assert rec.startswith("changing sizes: _double (test_calls.py:22)") or "_double (test_calls.py:22)" in rec, rec
+    assert "up to its recompile limit (later calls ran uncompiled)" in rec or "(limit hit)" in rec, rec
     assert "mark_dynamic(tensor, dim)" in (by_key["recompiles"].remedy or "")
     assert eager_fallbacks(prof.session) == (1, False)
     result = check(prof.session, Budget(max_eager_fallbacks=0))

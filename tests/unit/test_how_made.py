@@ -254,4 +254,7 @@ def test_a_run_records_how_it_was_made_and_no_secret(tmp_path: Path) -> None:
         for secret in (RANDOM_SECRET, GH_TOKEN, b"hunter2"):
             assert (secret.encode() if isinstance(secret, str) else secret) not in data, p
     assert json.loads((tmp_path / "r" / "session.json").read_text())["run"]["config"]
-    assert "TORCHINDUCTOR_FX_GRAPH_CACHE=0 " in proc.stderr and "dynaprof run -o r job.py" in proc.stderr
+    # the repro line: in summary.txt and summary.md (the first screen says where it is)
+    summary = (tmp_path / "r" / "summary.txt").read_text()
+    assert "TORCHINDUCTOR_FX_GRAPH_CACHE=0 " in summary and "dynaprof run -o r job.py" in summary
+    assert "the repro: in summary.md" in " ".join(proc.stderr.split())
