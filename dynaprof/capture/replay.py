@@ -26,7 +26,6 @@ whenever that was written.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import sys
@@ -53,14 +52,12 @@ class Defined:
         self.built: set[str] = set()
 
 
-def _kernel_record(key: str, src: Any, nodes: list[Any]) -> dict[str, Any]:
+def _kernel_record(key: str, nodes: list[Any]) -> dict[str, Any]:
     distinct = {id(n): n for n in nodes}.values()
     causes = [node_causes.node_cause(n) or node_causes.UNKNOWN for n in distinct]
     users = sorted({(c[0], c[1], c[2]) for c in causes if c[3] == node_causes.CAUSE_USER})
-    digest = hashlib.sha1(src.encode() if isinstance(src, str) else repr(src).encode()).hexdigest()[:16]
     params = sum(1 for c in causes if c[3] == node_causes.CAUSE_PARAMETRIZATION)
-    return {"key": key, "users": [list(u) for u in users], "nodes": len(causes), "param_nodes": params,
-            "source": digest}  # fmt: skip
+    return {"key": key, "users": [list(u) for u in users], "nodes": len(causes), "param_nodes": params}
 
 
 def _wrap_define(defined: Defined, owner: Any) -> None:
@@ -71,7 +68,7 @@ def _wrap_define(defined: Defined, owner: Any) -> None:
         name = orig(this, src, nodes, *a, **k)
         if isinstance(name, str) and defined.key is not None:
             fx = node_causes.fx_nodes_of(nodes if isinstance(nodes, (list, tuple)) else [nodes])
-            defined.kernels[name] = _kernel_record(defined.key, src, fx)
+            defined.kernels[name] = _kernel_record(defined.key, fx)
         return name
 
     owner.define_kernel = define_kernel

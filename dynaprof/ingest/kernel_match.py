@@ -67,15 +67,10 @@ def plain_kernels(kernels: list[KernelUsers], folded: list[str]) -> PlainKernels
     return out
 
 
-def extra_kernels(kernels: list[KernelUsers], plain: PlainKernels) -> set[int]:
-    """Cause ids of this run's fused kernels that have no counterpart in ``plain`` (see the
-    module docstring)."""
-    return match(kernels, plain)[0]
-
-
 def match(kernels: list[KernelUsers], plain: PlainKernels) -> tuple[set[int], int]:
-    """``extra_kernels``, and how many of ``plain``'s kernels (in the frames compared) no kernel of
-    this run claimed: kernels the parametrization spared."""
+    """Cause ids of this run's fused kernels that have no counterpart in ``plain`` (see the module
+    docstring), and how many of ``plain``'s kernels (in the frames compared) no kernel of this run
+    claimed: kernels the parametrization spared."""
     extra: set[int] = set()
     spared = 0
     by_frame: dict[str, list[KernelUsers]] = {}

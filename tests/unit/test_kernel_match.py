@@ -7,7 +7,7 @@ import pytest
 
 from dynaprof.capture import node_causes
 from dynaprof.capture.hooks.unparametrize import fold_parametrizations, reached_modules
-from dynaprof.ingest.kernel_match import KernelUsers, PlainKernels, extra_kernels, plain_kernels
+from dynaprof.ingest.kernel_match import KernelUsers, PlainKernels, match, plain_kernels
 from dynaprof.ingest.kernel_split import Extra, Kernel, split_kernels
 from dynaprof.ingest.kernel_waits import KernelWait
 from dynaprof.model.journal import KERNEL_CAUSE
@@ -21,31 +21,35 @@ def mine(cause: int, users: set[tuple[str, str, int]], param_nodes: int = 2, key
     return KernelUsers(key, cause, param_nodes, param_nodes > 0 and bool(users), frozenset(users))
 
 
+def extra(kernels: list[KernelUsers], theirs: PlainKernels) -> set[int]:
+    return match(kernels, theirs)[0]
+
+
 def plain(*kernels: set[tuple[str, str, int]], key: str = "0/0") -> PlainKernels:
     return PlainKernels({key: [frozenset(k) for k in kernels]}, ["Conv1d.weight via _WeightNorm"])
 
 
 def test_a_fused_kernel_the_plain_run_also_built_keeps_its_split() -> None:
-    assert extra_kernels([mine(1, {L1}), mine(2, {L2})], plain({L1}, {L2})) == set()
+    assert extra([mine(1, {L1}), mine(2, {L2})], plain({L1}, {L2})) == set()
 
 
 def test_fused_kernels_beyond_the_plain_runs_count_go_to_the_parametrization() -> None:
     # HiFi-GAN: the same leaky_relu line fused with a weight norm in 3 kernels, 2 without one
     ks = [mine(1, {L1}, 3), mine(2, {L1}, 1), mine(3, {L1}, 2)]
-    assert extra_kernels(ks, plain({L1}, {L1})) == {1}  # the one furthest from plain is the extra
+    assert extra(ks, plain({L1}, {L1})) == {1}  # the one furthest from plain is the extra
 
 
 def test_kernels_split_differently_are_matched_by_shared_causes() -> None:
     # the plain run fused L1 and L2 in one kernel; this run built one for each: one counterpart
-    assert len(extra_kernels([mine(1, {L1}), mine(2, {L2})], plain({L1, L2}))) == 1
+    assert len(extra([mine(1, {L1}), mine(2, {L2})], plain({L1, L2}))) == 1
     # the kernel of user code alone claims its counterpart first: the fused one is left over
-    assert extra_kernels([mine(1, {L1}), mine(2, {L2}, 0)], plain({L1, L2})) == {1}
+    assert extra([mine(1, {L1}), mine(2, {L2}, 0)], plain({L1, L2})) == {1}
     # a kernel of user code alone without a counterpart stays the user's
-    assert extra_kernels([mine(1, {L1}), mine(2, {L2}, 0)], plain({L1})) == set()
+    assert extra([mine(1, {L1}), mine(2, {L2}, 0)], plain({L1})) == set()
 
 
 def test_a_frame_the_plain_run_did_not_compile_is_not_compared() -> None:
-    assert extra_kernels([mine(1, {L1})], plain({L1}, key="1/0")) == set()
+    assert extra([mine(1, {L1})], plain({L1}, key="1/0")) == set()
     assert plain_kernels([mine(1, {L1}, 0), mine(2, {L2}, 0, key="1/0")], []).count == 2
 
 
