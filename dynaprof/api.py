@@ -21,17 +21,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
-from dynaprof.cli.common import RUNS_DIR, default_run_dir, prepare_out_dir
 from dynaprof.errors import DynaprofError
 from dynaprof.fmt import plural, stored_s
+from dynaprof.model.journal import JOURNAL_FILE
+from dynaprof.run_folder.location import RUNS_DIR, default_run_dir, prepare_out_dir
 
 if TYPE_CHECKING:
     from dynaprof.analysis.growth import Growth
     from dynaprof.capture.core import Capture
     from dynaprof.model.session import Session
     from dynaprof.model.sweep import Sweep
-
-JOURNAL_FILE = "journal.jsonl"  # the capture journal's name in a run folder (capture.journal)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -220,9 +219,8 @@ class Profile:
 
     def _finish(self, reason: str) -> Session:
         from dynaprof.capture.core import IN_PROCESS
-        from dynaprof.cli.common import info
         from dynaprof.ingest.assemble import ParentFacts
-        from dynaprof.pipeline import journal_to_run_folder
+        from dynaprof.pipeline import info, journal_to_run_folder
         from dynaprof.render.base import RenderOptions
 
         cap, run_dir = self._capture, self.run_dir
@@ -392,8 +390,15 @@ def sweep(fn: Callable[[float], object], sizes: Sequence[float], *, repeat: int 
     that raises is recorded with its error and the sweep goes on."""
     import torch  # the public reset: every call compiles from scratch, whatever the last one left
 
-    from dynaprof.cli.sweep import check_params, point_dir
-    from dynaprof.model.sweep import SWEEP_SCHEMA_VERSION, PointRun, Sweep, SweepParam, SweepPoint
+    from dynaprof.model.sweep import (
+        SWEEP_SCHEMA_VERSION,
+        PointRun,
+        Sweep,
+        SweepParam,
+        SweepPoint,
+        check_params,
+        point_dir,
+    )
     from dynaprof.run_folder.sweep_folder import finish_sweep, measured
 
     params = [SweepParam(name, [f"{s:g}" for s in sizes])]

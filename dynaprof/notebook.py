@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dynaprof.api import Profile, ProfileError, clear_previous_run
-from dynaprof.cli.common import RUNS_DIR, default_run_dir
+from dynaprof.run_folder.location import RUNS_DIR, default_run_dir
 
 MAGIC = "dynaprof"
 

@@ -7,8 +7,8 @@
 ``dynaprof run`` (``--repeat``, ``--counterfactual``), ``dynaprof report``, ``dynaprof.profile()``
 (and so the notebook magic and the pytest plugin, which use it) all come here: nothing else reads a
 journal, calls ``assemble`` or writes a run folder (``tests/unit/test_one_pipeline.py``). Nothing
-here prints or exits: lines for the user go to the caller's ``say``, failures are
-:class:`~dynaprof.errors.DynaprofError` or an :class:`Outcome`'s ``error``.
+here prints or exits: lines for the user go to the caller's ``say`` (every entry point passes
+:func:`info`), failures are :class:`~dynaprof.errors.DynaprofError` or an :class:`Outcome`'s ``error``.
 
 ``--repeat N`` runs the script N times, one fresh process each, with cold compiler caches
 (:func:`cold_caches`) unless ``--warm``, and combines the sessions (``analysis.repeats``).
@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from dynaprof.errors import DynaprofError
 from dynaprof.fmt import plural, seconds, stored_s
+from dynaprof.model.journal import JOURNAL_FILE
 
 if TYPE_CHECKING:
     from dynaprof.capture.child import ChildConfig
@@ -44,8 +46,6 @@ if TYPE_CHECKING:
 
 Say = Callable[[str], None]
 
-#: the capture journal's name in a run folder (``capture.journal.JOURNAL_FILE``)
-JOURNAL_FILE = "journal.jsonl"
 #: the folder under the run folder holding each ``--repeat`` run's journal (and cProfile files)
 REPEATS_DIR = "repeats"
 #: the folder under the run folder the counterfactual run writes into while it runs
@@ -80,6 +80,11 @@ class Outcome:
     error: str | None = None
     #: the script's exit status (a run of a script)
     exit_status: int = 0
+
+
+def info(message: str) -> None:
+    """The entry points' ``say``: progress and results go to stderr, so the profiled script owns stdout."""
+    print(message, file=sys.stderr, flush=True)
 
 
 # -- journal -> session -> run folder ----------------------------------------------------------------

@@ -23,8 +23,6 @@ from typing import Any
 
 from dynaprof.model.journal import JournalRecord
 
-JOURNAL_FILE = "journal.jsonl"
-
 
 class JournalWriter:
     """Thread-safe appender; ``disable()`` makes it a no-op (in forked children)."""

@@ -12,9 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dynaprof.analysis.budgets import Budget, check, summary
-from dynaprof.cli.common import display_path, info
+from dynaprof.cli.common import display_path
 from dynaprof.errors import DynaprofError
 from dynaprof.model.store import load_session
+from dynaprof.pipeline import info
 
 EXIT_OVER_BUDGET = 1
 

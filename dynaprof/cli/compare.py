@@ -16,13 +16,15 @@ from dynaprof import fmt
 from dynaprof.analysis.compare import Comparison, cause_changes, cause_text, compare_sessions, value, verdict_lines
 from dynaprof.analysis.noise import DEFAULT_MARGIN
 from dynaprof.cli import ranks_support
-from dynaprof.cli.common import display_path, info, prepare_out_dir, write_files
+from dynaprof.cli.common import display_path, write_files
 from dynaprof.errors import DynaprofError
 from dynaprof.model.session import CATEGORY_LABELS, Session
 from dynaprof.model.store import SESSION_FILE, rank_dir_name
 from dynaprof.model.store import load_session as _load_stored
+from dynaprof.pipeline import info
 from dynaprof.render import cache_section
 from dynaprof.render.compare_report import render_compare
+from dynaprof.run_folder.location import prepare_out_dir
 
 COMPARE_DIR = "dynaprof-compare"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -8,8 +8,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from dynaprof.cli.common import display_path, info, info_next_steps, summary_width
+from dynaprof.cli.common import display_path, info_next_steps, summary_width
 from dynaprof.errors import DynaprofError
+from dynaprof.pipeline import info
 from dynaprof.render.base import EXPORT_MODES, RUN_FOLDER_OPTIONS, RenderOptions
 
 #: the rendering options' defaults, which the command line's are

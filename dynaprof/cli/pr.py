@@ -12,11 +12,12 @@ import shlex
 import textwrap
 from pathlib import Path
 
-from dynaprof.cli.common import display_path, info, write_files
+from dynaprof.cli.common import display_path, write_files
 from dynaprof.cli.compare import add_margin_option, margin_of
 from dynaprof.errors import DynaprofError
 from dynaprof.model.session import Session
 from dynaprof.model.store import SESSION_FILE, load_session
+from dynaprof.pipeline import info
 from dynaprof.render.base import RenderContext, RenderOptions
 
 #: a PR comment's tables show fewer rows than a run folder's (``RUN_FOLDER_OPTIONS.max_rows``): the

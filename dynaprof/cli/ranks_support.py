@@ -22,21 +22,15 @@ from typing import TYPE_CHECKING
 
 from dynaprof import fmt
 from dynaprof.capture import ranks as cr
-from dynaprof.capture.journal import JOURNAL_FILE
-from dynaprof.cli.common import (
-    RUNS_DIR,
-    default_run_dir,
-    display_path,
-    info,
-    info_next_steps,
-    prepare_out_dir,
-    write_files,
-)
+from dynaprof.cli.common import display_path, info_next_steps, write_files
 from dynaprof.cli.run_options import add_run_options
 from dynaprof.errors import DynaprofError, SessionError
+from dynaprof.model.journal import JOURNAL_FILE
 from dynaprof.model.session import Session
 from dynaprof.model.store import SESSION_FILE, load_session, rank_dir_name
+from dynaprof.pipeline import info
 from dynaprof.render.base import RenderOptions
+from dynaprof.run_folder.location import RUNS_DIR, default_run_dir, prepare_out_dir
 
 if TYPE_CHECKING:  # the merge and its renderers are imported on use: every `dynaprof` command imports this
     from dynaprof.analysis.ranks import RankSummary

@@ -12,11 +12,13 @@ from pathlib import Path
 
 from dynaprof import pipeline
 from dynaprof.cli import ranks_support
-from dynaprof.cli.common import default_run_dir, info, prepare_out_dir, summary_width
+from dynaprof.cli.common import summary_width
 from dynaprof.cli.outputs import add_render_options, print_written, render_options
 from dynaprof.cli.sessions import load_any
 from dynaprof.model.session import Session
 from dynaprof.model.store import SESSION_FILE
+from dynaprof.pipeline import info
+from dynaprof.run_folder.location import default_run_dir, prepare_out_dir
 
 #: renderers that draw only samples or cProfile data (and import networkx): skipped when there is none
 _SAMPLE_RENDERERS = ("callgraph", "snakeviz_profile")

@@ -12,13 +12,14 @@ import sys
 from pathlib import Path
 
 from dynaprof import fmt
-from dynaprof.cli.common import default_run_dir, display_path, info, prepare_out_dir, summary_width
+from dynaprof.cli.common import display_path, summary_width
 from dynaprof.cli.outputs import render_options
 from dynaprof.cli.run_options import add_run_options
 from dynaprof.errors import DynaprofError
 from dynaprof.model.environment import redact_argv
-from dynaprof.pipeline import ScriptRun, run_script
+from dynaprof.pipeline import ScriptRun, info, run_script
 from dynaprof.pipeline import cold_caches as cold_caches  # where `dynaprof sweep` imports it from
+from dynaprof.run_folder.location import default_run_dir, prepare_out_dir
 
 
 def _target(args: argparse.Namespace) -> tuple[str, str, list[str]]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dynaprof.cli.common import RUNS_DIR
 from dynaprof.cli.outputs import add_render_options
+from dynaprof.run_folder.location import RUNS_DIR
 
 
 def add_run_options(p: argparse.ArgumentParser) -> list[argparse.Action]:

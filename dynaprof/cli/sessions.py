@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dynaprof.cli.common import info
 from dynaprof.errors import DynaprofError
+from dynaprof.model.journal import JOURNAL_FILE
 from dynaprof.model.session import Session
 from dynaprof.model.store import SESSION_FILE, load_session
-from dynaprof.pipeline import JOURNAL_FILE, rebuild_from_journal
+from dynaprof.pipeline import info, rebuild_from_journal
 
 
 def _is_trace(path: Path) -> bool:

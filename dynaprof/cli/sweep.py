@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import math
 import os
 import re
 import subprocess
@@ -21,7 +20,7 @@ import time
 from pathlib import Path
 
 from dynaprof import fmt
-from dynaprof.cli.common import default_run_dir, display_path, info, prepare_out_dir
+from dynaprof.cli.common import display_path
 from dynaprof.cli.run import cold_caches
 from dynaprof.errors import DynaprofError
 from dynaprof.model.environment import redact_argv
@@ -31,12 +30,16 @@ from dynaprof.model.sweep import (
     Sweep,
     SweepParam,
     SweepPoint,
+    check_params,
+    point_dir,
     save_sweep,
+    size_of,
 )
+from dynaprof.pipeline import info
+from dynaprof.run_folder.location import default_run_dir, prepare_out_dir
 from dynaprof.version import __version__
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 #: how long an interrupted point's run may take to save what it compiled
 _INTERRUPT_GRACE_S = 60.0
 LOG_SUFFIX = ".log"
@@ -53,32 +56,6 @@ def parse_param(text: str) -> SweepParam:
     return SweepParam(name, vals)
 
 
-def size_of(value: str, name: str) -> float:
-    """The first parameter's value as a positive number (its logarithm is fitted)."""
-    try:
-        x = float(value)
-    except ValueError:
-        raise DynaprofError(f"--param {name}: {value!r} is not a number (the first --param is the size the "
-                            "growth is fitted against)") from None
-    if not x > 0 or math.isinf(x):
-        raise DynaprofError(f"--param {name}: {value!r} must be a positive number (log-log fit)")
-    return x
-
-
-def check_params(params: list[SweepParam]) -> None:
-    if not params:
-        raise DynaprofError("give at least one --param NAME=V1,V2,... (the size to sweep)")
-    names = [p.name for p in params]
-    if len(set(names)) < len(names):
-        raise DynaprofError("each --param NAME once")
-    n = len(params[0].values)
-    if any(len(p.values) != n for p in params):
-        raise DynaprofError("several --param vary together, point by point: give each the same number of values")
-    xs = [size_of(v, params[0].name) for v in params[0].values]
-    if len(set(xs)) < 2:
-        raise DynaprofError(f"--param {params[0].name}: a growth needs at least two different sizes")
-
-
 def substitute(args: list[str], values: dict[str, str]) -> list[str]:
     """``{NAME}`` replaced by its value in every argument (other braces left as they are)."""
     out = []
@@ -87,11 +64,6 @@ def substitute(args: list[str], values: dict[str, str]) -> list[str]:
             a = a.replace("{" + name + "}", v)
         out.append(a)
     return out
-
-
-def point_dir(values: dict[str, str]) -> str:
-    """``LAYERS-8`` (``LAYERS-8_WIDTH-64`` for several): a file-safe folder name for a point."""
-    return "_".join(f"{k}-{_UNSAFE.sub('_', v).strip('._') or 'x'}" for k, v in values.items())
 
 
 def last_error(log: Path) -> str:

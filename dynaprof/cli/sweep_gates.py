@@ -16,9 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dynaprof import fmt
-from dynaprof.cli.common import display_path, info, prepare_out_dir, write_files
+from dynaprof.cli.common import display_path, write_files
 from dynaprof.errors import DynaprofError
 from dynaprof.model.sweep import Sweep, is_sweep, load_sweep
+from dynaprof.pipeline import info
+from dynaprof.run_folder.location import prepare_out_dir
 
 EXIT_OVER_BUDGET = 1
 #: the pictures beside a sweep comparison

@@ -20,9 +20,10 @@ from typing import Any
 from urllib.parse import quote
 
 from dynaprof.analysis.pstats_tools import RUN_SNAKEVIZ_PROFILE, snakeviz_path
-from dynaprof.cli.common import display_path, info
+from dynaprof.cli.common import display_path
 from dynaprof.errors import DynaprofError
 from dynaprof.model.store import SESSION_FILE, load_session
+from dynaprof.pipeline import info
 from dynaprof.run_folder.write_prof import write_snakeviz_profile
 
 NO_CPROFILE = "has no cProfile data; record it with: dynaprof run --cprofile SCRIPT"

@@ -39,6 +39,9 @@ from dynaprof.model.cache_keys import LOOKUP_SCHEMA
 from dynaprof.model.cache_keys import CacheLookupRecord as CacheLookupRecord
 from dynaprof.model.cache_keys import KeyPart as KeyPart
 
+#: the capture journal's name in a run folder (written by ``capture``, read by ``pipeline``)
+JOURNAL_FILE = "journal.jsonl"
+
 #: version of the record shapes; journals written before it existed are 1
 JOURNAL_SCHEMA = 12  # 4: key_part and cache_lookup records; 5: work records; 6: kernel records;
 #: 7: aot_graph records, work records without fx_ops (the ops after AOT autograd, for every AOT backend);

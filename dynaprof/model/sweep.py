@@ -11,11 +11,13 @@ that reads the sweep, by today's rules). Times are seconds; a measure missing fr
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dynaprof.errors import SessionError
+from dynaprof.errors import DynaprofError, SessionError
 from dynaprof.model.codec import DecodeError, from_json, to_json
 from dynaprof.model.store import atomic_write, read_text
 
@@ -120,6 +122,44 @@ class Sweep:
     def axis(self) -> str:
         """The parameter the growth is fitted against (the first one)."""
         return self.params[0].name if self.params else "N"
+
+
+# -- a sweep's sizes and its points' folders (the CLI's --param and dynaprof.sweep() alike) ------------
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def size_of(value: str, name: str) -> float:
+    """The first parameter's value as a positive number (its logarithm is fitted)."""
+    try:
+        x = float(value)
+    except ValueError:
+        raise DynaprofError(f"--param {name}: {value!r} is not a number (the first --param is the size the "
+                            "growth is fitted against)") from None
+    if not x > 0 or math.isinf(x):
+        raise DynaprofError(f"--param {name}: {value!r} must be a positive number (log-log fit)")
+    return x
+
+
+def check_params(params: list[SweepParam]) -> None:
+    """DynaprofError unless the params make a sweep: one or more, each name once, as many values each,
+    the first one's at least two different positive numbers."""
+    if not params:
+        raise DynaprofError("give at least one --param NAME=V1,V2,... (the size to sweep)")
+    names = [p.name for p in params]
+    if len(set(names)) < len(names):
+        raise DynaprofError("each --param NAME once")
+    n = len(params[0].values)
+    if any(len(p.values) != n for p in params):
+        raise DynaprofError("several --param vary together, point by point: give each the same number of values")
+    xs = [size_of(v, params[0].name) for v in params[0].values]
+    if len(set(xs)) < 2:
+        raise DynaprofError(f"--param {params[0].name}: a growth needs at least two different sizes")
+
+
+def point_dir(values: dict[str, str]) -> str:
+    """``LAYERS-8`` (``LAYERS-8_WIDTH-64`` for several): a file-safe folder name for a point."""
+    return "_".join(f"{k}-{_UNSAFE.sub('_', v).strip('._') or 'x'}" for k, v in values.items())
 
 
 def sweep_to_text(sweep: Sweep) -> str:

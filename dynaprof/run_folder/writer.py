@@ -26,7 +26,7 @@ from dynaprof.render.base import Deferred, Files, PStatsTable, RenderContext, Re
 from dynaprof.render.registry import RENDERERS, REPORTS, get_renderer, get_starter, planned
 from dynaprof.run_folder.write_files import write_files
 
-#: where progress lines go (``cli.common.info``: stderr)
+#: where progress lines go (``pipeline.info``: stderr)
 Progress = Callable[[str], None]
 
 #: with ``DYNAPROF_JOBS=2``, rendered in a second process (fork) while this one renders the rest:

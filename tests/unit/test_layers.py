@@ -126,6 +126,24 @@ def test_nothing_below_imports_the_cli_level_modules() -> None:
         assert not [t for _, t in _edges(module) if t in CLI_LEVEL], module
 
 
+#: the only modules outside ``dynaprof/cli`` that may import it: ``python -m dynaprof`` runs the CLI
+CLI_USERS = frozenset({"dynaprof.__main__"})
+
+
+def test_the_library_never_imports_the_cli() -> None:
+    """``api``, ``notebook``, ``pytest_plugin`` and ``pipeline`` sit at the CLI's level but call the
+    pipeline and the run-folder layer, never ``dynaprof.cli``: what both need lives below it."""
+    breaks = []
+    for module in _modules():
+        if module == "dynaprof.cli" or module.startswith("dynaprof.cli.") or module in CLI_USERS:
+            continue
+        for line, target in _edges(module):
+            if target == "dynaprof.cli" or target.startswith("dynaprof.cli."):
+                breaks.append(f"{_modules()[module].relative_to(PACKAGE.parent)}:{line}: imports {target}")
+    assert breaks == []
+    assert [t for _, t in _edges("dynaprof.__main__")] == ["dynaprof.cli"], "the check no longer sees an import"
+
+
 def test_no_import_cycle() -> None:
     graph = {m: sorted({t for _, t in _edges(m)}) for m in _modules()}
     state: dict[str, int] = {}  # 1: on the current path, 2: done

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from dynaprof.cli import main
-from dynaprof.cli.sweep import check_params, parse_param, point_dir, substitute
+from dynaprof.cli.sweep import parse_param, substitute
 from dynaprof.errors import DynaprofError
-from dynaprof.model.sweep import save_sweep
+from dynaprof.model.sweep import check_params, point_dir, save_sweep
 from tests.sweeps import restart_sweep
 
 
