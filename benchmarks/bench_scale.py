@@ -123,7 +123,7 @@ def report_once(folder: Path, tree: Path = ROOT) -> dict[str, float]:
     proc = subprocess.Popen([sys.executable, "-m", "dynaprof", "report", "-q", str(folder)], cwd=tree, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     tree_peak = 0
-    while True:  # every process of the report (Graphviz, a DYNAPROF_JOBS=2 worker)
+    while True:  # every process of the report (Graphviz too)
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break

@@ -42,7 +42,7 @@ BACKENDS = ("eager", "aot_eager")
 
 def dynaprof(tree: Path, args: list[str], cwd: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    env.pop("DYNAPROF_JOBS", None)
+    env.pop("DYNAPROF_JOBS", None)  # a base tree from before issue 50 may render in two processes with it
     proc = subprocess.run([sys.executable, "-m", "dynaprof", *args], cwd=cwd, env=env,
                           capture_output=True, text=True)
     if proc.returncode != 0:

@@ -6,16 +6,10 @@ lines go to the caller's ``progress``).
 
 from __future__ import annotations
 
-import gc
-import os
-import pickle
-import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from dynaprof.analysis.attribution import apply_attribution
 from dynaprof.errors import DynaprofError
@@ -28,16 +22,6 @@ from dynaprof.run_folder.write_files import write_files
 
 #: where progress lines go (``pipeline.info``: stderr)
 Progress = Callable[[str], None]
-
-#: with ``DYNAPROF_JOBS=2``, rendered in a second process (fork) while this one renders the rest:
-#: each reads every stack, nothing but the report needs them and the report waits for them. Off
-#: by default: the second process copies the pages of the session it touches (about half of it,
-#: 300 MiB more at 100,000 stacks); one process already has Graphviz and the compression of the
-#: exports running beside it in the background.
-PARALLEL_RENDERERS: tuple[str, ...] = ("callgraph", "folded")
-#: ... and only for sessions with at least this many sampled compiler frames (all stacks together;
-#: the seed case has about 200,000, where a second process costs more than it saves)
-PARALLEL_MIN_FRAMES = 500_000
 
 #: the bulky exports ``--exports`` decides about; a re-render removes the other form of each
 _EXPORTS = ("stacks-compiler.folded", "stacks-traced.folded", "speedscope.json")
@@ -161,75 +145,9 @@ def _say_took(name: str, outcome: _Outcome, progress: Progress | None) -> None:
         progress(f"dynaprof: rendered {name} in {outcome.took:.1f} s")
 
 
-def _parallel_names(ctx: RenderContext, names: list[str]) -> list[str]:
-    """The renderers worth a second process here (none when it cannot help or cannot fork)."""
-    if os.environ.get("DYNAPROF_JOBS", "").strip() not in ("2", "3", "4") or not hasattr(os, "fork"):
-        return []
-    if threading.active_count() > 1:  # forking a threaded process is not safe
-        return []
-    samples = ctx.session.samples
-    if samples is None or sum(len(st.compiler) for st in samples.stacks) < PARALLEL_MIN_FRAMES:
-        return []  # a second process costs more than it saves (and Graphviz runs beside anyway)
-    picked = [n for n in names if n in PARALLEL_RENDERERS]
-    return picked if len(picked) < len(names) else []
-
-
-class _Worker:
-    """A forked process rendering some outputs (it writes their files itself) while this one
-    renders the others; :meth:`join` collects what it did. The session is shared copy-on-write
-    (frozen out of the garbage collector meanwhile, so collections do not copy its pages)."""
-
-    def __init__(self, names: list[str], ctx: RenderContext, out_dir: Path) -> None:
-        self.names = names
-        memo_before = set(ctx.memo)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        gc.freeze()
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the worker: never returns
-            code = 0
-            try:
-                os.close(r)
-                payload: tuple[Any, ...]
-                try:
-                    done = _render_many(names, ctx, out_dir)
-                    for name, outcome in done.items():
-                        outcome.flush(name, out_dir)
-                    memo = {k: v for k, v in ctx.memo.items() if k not in memo_before}
-                    payload = ("ok", done, memo)
-                except DynaprofError as e:
-                    payload = ("fatal", e.message, e.exit_code)
-                try:
-                    data = pickle.dumps(payload)
-                except Exception:  # something in the memo that does not pickle: the report remakes it
-                    data = pickle.dumps((*payload[:2], {}))
-                with os.fdopen(w, "wb") as fh:
-                    fh.write(data)
-            except BaseException:
-                code = 1
-            finally:
-                os._exit(code)
-        os.close(w)
-        self.pid, self.fd = pid, r
-
-    def join(self) -> tuple[Any, ...] | None:
-        """The worker's ("ok", outcomes, memo) or ("fatal", message, exit code); None if it died."""
-        try:
-            with os.fdopen(self.fd, "rb") as fh:
-                data = fh.read()
-        finally:
-            os.waitpid(self.pid, 0)
-            gc.unfreeze()
-        try:
-            result: tuple[Any, ...] = pickle.loads(data)
-        except Exception:
-            return None
-        return result
-
-
 def _ordered_notes(names: list[str], outcomes: dict[str, _Outcome]) -> list[str]:
-    """Renderer notes in renderer order, each once (what one process rendering in order gives)."""
+    """Renderer notes in renderer order, each once (a starter's notes come at its renderer's turn,
+    not when it started)."""
     out: list[str] = []
     for name in names:
         if name in outcomes:
@@ -264,9 +182,7 @@ def write_run_folder(
 
     ``stored``: ``session`` was loaded from ``out_dir``'s session.json, which is then rewritten
     only if the derived data changed (new rules) or the file is of an older schema: re-rendering
-    an unchanged session leaves the file as it is. ``progress`` gets one line per slow renderer.
-    With ``DYNAPROF_JOBS=2`` the call graph and the folded stacks of a big session render in a
-    second process (``PARALLEL_RENDERERS``); files, notes and their order are the same either way."""
+    an unchanged session leaves the file as it is. ``progress`` gets one line per slow renderer."""
     with collector_paused():
         return _write(session, out_dir, options, run_dir, only, progress, stored)
 
@@ -288,40 +204,20 @@ def _write(
     apply_attribution(session, ctx.derived.phases, ctx.derived.causes)
     save = before is None or derived_data(session) != before
     outcomes: dict[str, _Outcome] = {}
-    parallel = _parallel_names(ctx, names)
-    worker = _Worker(parallel, ctx, out_dir) if parallel else None
 
-    def collect() -> None:
-        """Before the report (which embeds the others and lists their notes): the worker's part."""
-        nonlocal worker
-        if worker is not None:
-            result, worker = worker.join(), None
-            if result is None:  # the worker died: render its part here
-                outcomes.update(_render_many(parallel, ctx, out_dir, progress=progress))
-            elif result[0] == "fatal":
-                raise DynaprofError(result[1], result[2])
-            else:
-                ctx.memo.update(result[2])
-                for name, outcome in result[1].items():
-                    outcomes[name] = outcome
-                    _say_took(name, outcome, progress)
-                    assert ctx.made is not None
-                    ctx.made.update(str(p.relative_to(out_dir)) for p in outcome.written)
-                    ctx.made.update(outcome.pending)
+    def order_notes() -> None:
+        """Before the report (which lists the notes), and after all: in renderer order."""
         ctx.notes[:] = _ordered_notes(names, outcomes)
 
-    here = [n for n in names if n not in parallel]
     try:
-        begun = _begin(here, ctx)  # before saving: Graphviz runs while session.json is written
+        begun = _begin(names, ctx)  # before saving: Graphviz runs while session.json is written
         written = [save_session(session, out_dir)] if save else []
-        _render_many(here, ctx, out_dir, collect, begun, progress, outcomes)
-        collect()
+        _render_many(names, ctx, out_dir, order_notes, begun, progress, outcomes)
+        order_notes()
         for name in names:  # the compressed exports, made meanwhile in the background
             outcomes[name].flush(name, out_dir)
     finally:
-        if worker is not None:  # leaving on an error: let it finish (and clean up) first
-            worker.join()
-        for outcome in outcomes.values():  # and the background threads
+        for outcome in outcomes.values():  # leaving on an error: let the background threads finish
             for content in outcome.pending.values():
                 try:
                     content.result()

@@ -1,9 +1,8 @@
-"""Writing a run folder: compressed exports, the second rendering process, stale exports."""
+"""Writing a run folder: compressed exports, renderer notes, stale exports."""
 
 from __future__ import annotations
 
 import gzip
-import os
 from pathlib import Path
 
 import pytest
@@ -100,39 +99,11 @@ def _render(tmp: Path, name: str, opts: RenderOptions) -> tuple[dict[str, bytes]
     return _tree(out), notes
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
-def test_second_process_renders_the_same_files_and_notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_renderer_note_is_listed_in_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no Graphviz: a note the report must list
-    opts = RenderOptions(exports="gzip")
-    monkeypatch.setenv("DYNAPROF_JOBS", "1")
-    serial, serial_notes = _render(tmp_path, "serial", opts)
-    monkeypatch.setenv("DYNAPROF_JOBS", "2")
-    monkeypatch.setattr(writer, "PARALLEL_MIN_FRAMES", 0)
-    assert writer._parallel_names(RenderContext(seed_session(), opts), ["folded", "callgraph", "html"])
-    parallel, parallel_notes = _render(tmp_path, "parallel", opts)
-    assert parallel == serial and parallel_notes == serial_notes
-    assert any("callgraph.svg not made" in n for n in serial_notes)
-    assert b"callgraph.svg not made" in serial["report.html"]
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
-def test_a_dead_worker_costs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    opts = RenderOptions(exports="plain")
-    monkeypatch.setenv("DYNAPROF_JOBS", "1")
-    serial, _ = _render(tmp_path, "serial", opts)
-    monkeypatch.setenv("DYNAPROF_JOBS", "2")
-    monkeypatch.setattr(writer, "PARALLEL_MIN_FRAMES", 0)
-    parent = os.getpid()
-    real = writer.get_renderer
-
-    def dying(name: str):  # type: ignore[no-untyped-def]
-        if name == "folded" and os.getpid() != parent:
-            os._exit(9)  # the worker dies mid-way: this process renders its part
-        return real(name)
-
-    monkeypatch.setattr(writer, "get_renderer", dying)
-    again, _ = _render(tmp_path, "parallel", opts)
-    assert again == serial
+    tree, notes = _render(tmp_path, "run", RenderOptions(exports="gzip"))
+    assert any("callgraph.svg not made" in n for n in notes)
+    assert b"callgraph.svg not made" in tree["report.html"]
 
 
 def test_a_re_render_drops_the_other_form_of_each_export(tmp_path: Path) -> None:
