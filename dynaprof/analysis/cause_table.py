@@ -2,28 +2,38 @@
 compiler phase that spent it (columns), from ``Axes`` (``dynaprof.analysis.causes``).
 
 Rows are causes, largest first. Causes under ``MIN_SHARE`` of the sampled time (or beyond the row
-limit) roll up along the user's code, the way a flamegraph folds narrow frames into their parent:
-the lines of one file into a row of that file, then files into their package
-(``transformers.models.mixtral``), so the rows shown explain the compile rather than a long tail of
-1% lines. A roll-up row keeps its members (the report opens it); what is left after the row limit
-is one ``other causes`` row. Columns are ``PHASE_GROUPS``, the finer ``PHASES``
-grouped the way a compiler engineer reads a compile (the same groups ``attribution`` sums and the
-flamegraphs colour), and only groups with time are shown. Parametrization rows carry their
-detail labels (``Linear.weight via Parametrization``) from ``Axes.parametrizations``; restart waste
-is a column (part of each row's total, not added to it). The terminal, Markdown and HTML tables are
-all made from this one structure, so they agree.
+limit) roll up along the user's code (``dynaprof.analysis.rollup``: function, class, file,
+package), so the rows shown explain the compile rather than a long tail of 1% lines. A roll-up row
+keeps its members (the report opens it); what is left after the row limit is one ``other causes``
+row. Columns are ``PHASE_GROUPS``, the finer ``PHASES`` grouped the way a compiler engineer reads a
+compile (the same groups ``attribution`` sums and the flamegraphs colour), and only groups with
+time are shown. Parametrization rows carry their detail labels (``Linear.weight via
+Parametrization``) from ``Axes.parametrizations``; restart waste is a column (part of each row's
+total, not added to it). The terminal, Markdown and HTML tables are all made from this one
+structure, so they agree.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-from dynaprof.model.session import CAUSE_PARAMETRIZATION, GROUP_OF, PHASE_GROUPS, PHASE_LABELS, Axes, Session
+from dynaprof.analysis.rollup import roll_up
+from dynaprof.model.code_names import label_parts
+from dynaprof.model.session import (
+    CAUSE_PARAMETRIZATION,
+    GROUP_OF,
+    PHASE_GROUPS,
+    PHASE_LABELS,
+    Axes,
+    FunctionRef,
+    Session,
+)
 
 #: causes under this share of the sampled seconds are folded into ``OTHER_CAUSES``
 MIN_SHARE = 0.01
 OTHER_CAUSES = "other causes"
+#: rows of causes a table shows before the rest are folded (the terminal's first screen shows fewer)
+CAUSE_ROWS = 12
 
 @dataclass(frozen=True)
 class Column:
@@ -82,38 +92,7 @@ def _cells(ax: Axes, cause: str) -> dict[str, float]:
     return out
 
 
-def package_of(path: str) -> str:
-    """``transformers.models.mixtral`` for an installed package's file, else its folder's name."""
-    parts = path.replace("\\", "/").split("/")
-    for i in range(len(parts) - 1, -1, -1):
-        if parts[i] in ("site-packages", "dist-packages"):
-            return ".".join(p for p in parts[i + 1 : -1]) or parts[-1]
-    return parts[-2] if len(parts) > 1 and parts[-2] else "."
-
-
-def _rollups(small: list[str], causes: dict[str, float], files: dict[str, str]) -> list[tuple[str, list[str]]]:
-    """Roll-up rows of ``small`` causes (their label and members): a file's lines, then the files of
-    a package that are still small on their own. A group of one is its cause, not a roll-up."""
-    threshold = min((causes[c] for c in causes if c not in small), default=0.0)
-    by_file: dict[str, list[str]] = {}
-    for c in small:
-        if c in files:
-            by_file.setdefault(files[c], []).append(c)
-    out: list[tuple[str, list[str]]] = []
-    by_package: dict[str, list[str]] = {}
-    for path, members in sorted(by_file.items()):
-        name = path.replace("\\", "/").rsplit("/", 1)[-1]
-        if len(members) > 1 and sum(causes[c] for c in members) >= threshold:
-            out.append((f"{name}: {len(members)} lines", members))
-        else:
-            by_package.setdefault(package_of(path), []).extend(members)
-    for package, members in sorted(by_package.items()):
-        if len(members) > 1:
-            out.append((f"{package}: {len(members)} lines", members))
-    return out
-
-
-def cause_table(ax: Axes | None, compile_s: float | None = None, *, max_rows: int = 12,
+def cause_table(ax: Axes | None, compile_s: float | None = None, *, max_rows: int = CAUSE_ROWS,
                 max_details: int = 5, min_share: float = MIN_SHARE,
                 files: dict[str, str] | None = None) -> CauseTable | None:
     """The table of ``ax`` (None without axes or sampled time). ``compile_s``: the run's compile
@@ -125,23 +104,11 @@ def cause_table(ax: Axes | None, compile_s: float | None = None, *, max_rows: in
     sampled = sum(causes.values())
     if sampled <= 0:
         return None
-    ordered = sorted(causes.items(), key=lambda kv: (-kv[1], kv[0]))
-    limit = max(1, max_rows)
-    singles = [c for c, v in ordered if v >= min_share * sampled]
-    small = [c for c, _ in ordered if c not in singles[:limit]]
-    # candidates: each cause big enough on its own, and the roll-ups of the rest; the largest win
-    candidates: list[tuple[float, str, tuple[str, ...]]] = [(causes[c], c, ()) for c in singles]
-    rolled = _rollups(small, causes, files or {}) if files else []
-    rolled_members = {m for _, members in rolled for m in members}
-    candidates = [x for x in candidates if x[1] not in rolled_members]
-    candidates += [(sum(causes[m] for m in members), label, tuple(members)) for label, members in rolled]
-    candidates.sort(key=lambda x: (-x[0], x[1]))
-    keep = candidates[:limit]
-    shown = {c for _, c, members in keep for c in (members or (c,))}
-    rest = [c for c, _ in ordered if c not in shown]
+    groups, rest = roll_up(causes, files or {}, max_rows, min_share)
     waste = ax.restart_waste.by_cause
     rows: list[Row] = []
-    for v, c, members in keep:
+    for group in groups:
+        c, v, members = group.label, group.seconds, group.members if group.rolled else ()
         details: tuple[Detail, ...] = ()
         more = (0, 0.0)
         if c == CAUSE_PARAMETRIZATION and ax.parametrizations:
@@ -151,7 +118,7 @@ def cause_table(ax: Axes | None, compile_s: float | None = None, *, max_rows: in
             hidden = items[len(listed):]
             more = (len(hidden), sum(s for _, s in hidden))
         if members:
-            parts = tuple(Detail(m, causes[m]) for m in sorted(members, key=lambda m: (-causes[m], m)))
+            parts = tuple(Detail(m, causes[m]) for m in members)
             rows.append(Row(c, _sum_cells(ax, members), v, sum(waste.get(m, 0.0) for m in members), 0, (), (0, 0.0),
                             parts))  # fmt: skip
         else:
@@ -182,23 +149,33 @@ def _sum_cells(ax: Axes, causes: list[str] | tuple[str, ...]) -> dict[str, float
 
 def cause_files(session: Session) -> dict[str, str]:
     """Each user cause's file: a cause is labelled ``name (file.py:line)``, and the session's
-    function table holds the file's path (a traced frame's, or a node cause's)."""
-    paths: dict[str, str] = {}
+    function table holds the file's path (a traced frame's, or a node cause's). Two files of one
+    base name (peft's and another package's ``layer.py``) are told apart by the function; a cause
+    still ambiguous gets no file (it then never rolls up, rather than into the wrong package)."""
+    by_base: dict[str, list[FunctionRef]] = {}
     for f in session.functions:
         if f.filename and not f.filename.startswith("<"):
-            paths.setdefault(f.filename.replace("\\", "/").rsplit("/", 1)[-1], f.filename)
+            by_base.setdefault(f.filename.replace("\\", "/").rsplit("/", 1)[-1], []).append(f)
     out: dict[str, str] = {}
     for cause in session.axes.causes if session.axes else {}:
-        m = _LABEL_FILE.search(cause)
-        if m is not None and m.group(1) in paths:
-            out[cause] = paths[m.group(1)]
+        parts = label_parts(cause)
+        if parts is None or parts[1] not in by_base:
+            continue
+        name, base, _ = parts
+        refs = by_base[base]
+        paths = {f.filename for f in refs}
+        if len(paths) > 1:
+            paths = {f.filename for f in refs if _same_function(f.name, name)}
+        if len(paths) == 1:
+            out[cause] = paths.pop()
     return out
 
 
-#: the file of a cause label: ``forward (modeling_mixtral.py:288)``
-_LABEL_FILE = re.compile(r"\(([^()/\\:]+):\d+\)$")
+def _same_function(qualname: str, name: str) -> bool:
+    """A label names a function by its qualified name or its last part (``forward``)."""
+    return qualname == name or qualname.endswith("." + name) or name.endswith("." + qualname)
 
 
-def session_cause_table(session: Session, max_rows: int = 12) -> CauseTable | None:
+def session_cause_table(session: Session, max_rows: int = CAUSE_ROWS) -> CauseTable | None:
     return cause_table(session.axes, session.total_compile_s if session.frames else None, max_rows=max_rows,
                        files=cause_files(session))

@@ -9,10 +9,13 @@ another sampling rate) compare by where the time went rather than how much there
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from dynaprof import fmt
+from dynaprof.analysis.cause_table import CAUSE_ROWS, MIN_SHARE, OTHER_CAUSES, cause_files
 from dynaprof.analysis.noise import DEFAULT_MARGIN, Verdict, block_note, noise_verdicts
+from dynaprof.analysis.rollup import roll_up
 from dynaprof.model.session import (
     CATEGORIES,
     CATEGORY_LABELS,
@@ -197,9 +200,12 @@ def _categories(base: dict[str, float], new: dict[str, float], bs: float, ns: fl
             for k in keys}
 
 
-def _cause_view(base: Axes | None, new: Axes | None, bs: float, ns: float) -> tuple[
+def _cause_view(base: Axes | None, new: Axes | None, bs: float, ns: float,
+                files: dict[str, str] | None = None) -> tuple[
         dict[str, Change] | None, dict[str, dict[str, Change]], str]:
-    """Per-cause and per-cause-per-phase changes, or None with the reason when a side lacks axes."""
+    """Per-cause and per-cause-per-phase changes, or None with the reason when a side lacks axes.
+    With ``files``, small causes roll up as the cause table rolls them (``rollup``), by the larger
+    side's seconds, so both reports name the same rows."""
     if base is None or new is None:
         which = "BASE and NEW have" if base is None and new is None else "BASE has" if base is None else "NEW has"
         return None, {}, (f"the cause view is unavailable: {which} no cause x phase data (no samples, a session "
@@ -215,7 +221,25 @@ def _cause_view(base: Axes | None, new: Axes | None, bs: float, ns: float) -> tu
             if b or n:
                 row[p] = Change(b, n)
         phases[k] = row
-    return causes, phases, ""
+    if files is None:
+        return causes, phases, ""
+    size = {k: max(abs(c.base or 0.0), abs(c.new or 0.0)) for k, c in causes.items()}
+    groups, rest = roll_up(size, files, CAUSE_ROWS, MIN_SHARE)
+    rolled = [(g.label, g.members) for g in groups] + ([(OTHER_CAUSES, tuple(rest))] if rest else [])
+    return ({label: _sum_changes(causes[m] for m in members) for label, members in rolled},
+            {label: _sum_phases([phases[m] for m in members]) for label, members in rolled}, "")
+
+
+def _sum_changes(changes: Iterable[Change]) -> Change:
+    b = n = 0.0
+    for c in changes:
+        b, n = b + (c.base or 0.0), n + (c.new or 0.0)
+    return Change(b, n)
+
+
+def _sum_phases(rows: list[dict[str, Change]]) -> dict[str, Change]:
+    keys = [p for p in PHASES if any(p in r for r in rows)]
+    return {p: _sum_changes(r[p] for r in rows if p in r) for p in keys}
 
 
 def match_frames(base: list[CompiledFrame], new: list[CompiledFrame]) -> tuple[
@@ -258,7 +282,8 @@ def compare_sessions(base: Session, new: Session, normalize: bool = False,
                                _categories(bf.attribution, nf.attribution, bs, ns, (bool(bf.attribution),
                                                                                     bool(nf.attribution)))))
     cmp = Comparison(normalize, totals, cats, pairs, only_base, only_new)
-    cmp.causes, cmp.cause_phases, cmp.cause_note = _cause_view(base.axes, new.axes, bs, ns)
+    files = {**cause_files(base), **cause_files(new)}
+    cmp.causes, cmp.cause_phases, cmp.cause_note = _cause_view(base.axes, new.axes, bs, ns, files)
     cmp.headline = headline(cmp, base.total_compile_s, new.total_compile_s)
     cmp.noise = noise_verdicts(base, new, margin)
     cmp.margin = margin

@@ -13,6 +13,8 @@ import re
 
 #: the prefix of the code Dynamo compiles after a graph break (torch's ``ContinueExecutionCache``)
 RESUME_PREFIX = "torch_dynamo_resume_in_"
+#: what a resume function's name says after the function it continues
+_RESUMED = " after the graph break"
 # a traced method's name carries its class: EncodecConv1d.torch_dynamo_resume_in__pad1d_at_150
 _RESUME = re.compile(r"^(?P<owner>(?:[\w<>]+\.)*)torch_dynamo_resume_in_(?P<inner>.+)_at_(?P<line>\d+)$")
 
@@ -32,7 +34,7 @@ def resumed_function(name: str) -> tuple[str, int] | None:
 def code_name(name: str) -> str:
     """``forward after the graph break`` for a resume function, else ``name`` as it is."""
     resumed = resumed_function(name)
-    return name if resumed is None else f"{resumed[0]} after the graph break"
+    return name if resumed is None else f"{resumed[0]}{_RESUMED}"
 
 
 def code_label(name: str, filename: str, lineno: int | None) -> str:
@@ -40,3 +42,17 @@ def code_label(name: str, filename: str, lineno: int | None) -> str:
     its line being the break's. The file is its base name (``fmt.location``'s rule)."""
     base = filename.replace("\\", "/").rsplit("/", 1)[-1]
     return f"{code_name(name)} ({base}:{lineno})" if lineno else f"{code_name(name)} ({base})"
+
+
+#: ``code_label``'s shape, read back: name (with the resume suffix), base name, line
+_LABEL = re.compile(r"^(?P<name>[^()]+?) \((?P<base>[^()/\\:]+)(?::(?P<line>\d+))?\)$")
+
+
+def label_parts(label: str) -> tuple[str, str, int | None] | None:
+    """(function, file base name, line) of a ``code_label`` (a resume function as the function it
+    resumes), or None for a label of another shape (``whole graph``, ``parametrization``)."""
+    m = _LABEL.match(label)
+    if m is None:
+        return None
+    name = m.group("name").removesuffix(_RESUMED)
+    return name, m.group("base"), int(m.group("line")) if m.group("line") else None

@@ -3,8 +3,9 @@ lines, then a package's files) instead of vanishing into "other causes"."""
 
 from __future__ import annotations
 
-from dynaprof.analysis.cause_table import OTHER_CAUSES, cause_table, package_of
-from dynaprof.model.session import Axes
+from dynaprof.analysis.cause_table import CAUSE_ROWS, OTHER_CAUSES, cause_table
+from dynaprof.analysis.rollup import package_of
+from dynaprof.model.session import Axes, Session
 
 SP = "/venv/lib/python3.11/site-packages/"
 
@@ -64,3 +65,79 @@ def test_each_cause_s_file_comes_from_its_label_and_the_function_table() -> None
     s.axes = Axes({"forward (modeling_mixtral.py:288)": 1.0, "whole graph": 1.0, "f (nowhere.py:3)": 1.0}, {})
     path = SP + "transformers/models/mixtral/modeling_mixtral.py"
     assert cause_files(s) == {"forward (modeling_mixtral.py:288)": path}
+
+
+def test_lines_roll_up_by_function_then_class_before_the_file() -> None:
+    from dynaprof.analysis.rollup import roll_up
+
+    path = SP + "transformers/models/mixtral/modeling_mixtral.py"
+    seconds = {"parametrization": 10.0, "MixtralModel.forward (modeling_mixtral.py:400)": 5.0}
+    files = {"MixtralModel.forward (modeling_mixtral.py:400)": path}
+    for i in range(3):  # three lines of one function: one row of that function
+        seconds[f"MixtralAttention.forward (modeling_mixtral.py:{290 + i})"] = 0.3
+    for name in ("MixtralMLP.forward", "MixtralMLP.act"):  # two methods of one class
+        seconds[f"{name} (modeling_mixtral.py:50)"] = 0.2
+    files |= {c: path for c in seconds if c != "parametrization"}
+    rows, rest = roll_up(seconds, files, 4)
+    labels = [r.label for r in rows]
+    assert labels == ["parametrization", "MixtralModel.forward (modeling_mixtral.py:400)",
+                      "MixtralAttention.forward (modeling_mixtral.py): 3 lines",
+                      "MixtralMLP (modeling_mixtral.py): 2 lines"]
+    assert rest == [] and sum(r.seconds for r in rows) == sum(seconds.values())
+    # one row fewer: the rolled rows rise to the file, and say that the file's big line has a row of its own
+    rows, rest = roll_up(seconds, files, 3)
+    assert [r.label for r in rows][2] == "modeling_mixtral.py: 5 more lines" and rest == []
+
+
+def test_a_resume_function_rolls_up_with_the_function_it_resumes() -> None:
+    from dynaprof.analysis.rollup import ancestors
+
+    path = "/proj/model.py"
+    resumed = ancestors("forward after the graph break (model.py:40)", path)
+    assert resumed[0] == ancestors("forward (model.py:12)", path)[0]
+    assert ancestors("whole graph", None) == []
+
+
+def test_two_files_of_one_name_are_told_apart_by_the_function() -> None:
+    """peft's ``layer.py`` and the ``kernels`` package's ``layer.py``: a cause of peft's never rolls
+    up into ``kernels``; one that cannot be told apart gets no file rather than a wrong one."""
+    from dynaprof.analysis.cause_table import cause_files
+    from dynaprof.model.session import FunctionRef
+    from tests.factories import make_session
+
+    peft, kernels = SP + "peft/tuners/lora/layer.py", SP + "kernels/_internals/layer/layer.py"
+    s = make_session([], functions=[FunctionRef("CompileableContextVar.get", kernels, 495, "traced"),
+                                    FunctionRef("ParamWrapper.get_delta_factors", peft, 2525, "traced"),
+                                    FunctionRef("forward", peft, 10, "traced"),
+                                    FunctionRef("forward", kernels, 9, "traced")])
+    s.axes = Axes({"ParamWrapper.get_delta_factors (layer.py:2530)": 1.0,
+                   "CompileableContextVar.get (layer.py:496)": 1.0, "forward (layer.py:12)": 1.0}, {})
+    assert cause_files(s) == {"ParamWrapper.get_delta_factors (layer.py:2530)": peft,
+                              "CompileableContextVar.get (layer.py:496)": kernels}
+
+
+def test_compare_rolls_causes_up_as_the_table_does() -> None:
+    """``compare`` lists the rows the cause table shows: 150 small causes are a few rolled-up
+    rows whose seconds add up to the members', not 150 lines or one "other causes"."""
+    from dynaprof.analysis.compare import compare_sessions
+    from dynaprof.model.session import FunctionRef
+    from tests.factories import make_session
+
+    ax, files = _tail()
+
+    def side(scale: float, functions: bool) -> Session:
+        refs = [FunctionRef("forward", p, 1, "traced") for p in sorted(set(files.values()))] if functions else []
+        s = make_session([], functions=refs)
+        s.axes = Axes({c: v * scale for c, v in ax.causes.items()},
+                      {"dynamo_tracing": {c: v * scale for c, v in ax.causes.items()}})
+        return s
+
+    growth = sum(ax.causes.values())
+    cmp = compare_sessions(side(1.0, True), side(2.0, True))
+    assert cmp.causes is not None and len(cmp.causes) <= CAUSE_ROWS + 1
+    assert any(k.endswith("lines") for k in cmp.causes)
+    assert abs(sum(c.delta or 0.0 for c in cmp.causes.values()) - growth) < 1e-6
+    assert (cmp.causes[OTHER_CAUSES].delta or 0.0) / growth < 0.15 if OTHER_CAUSES in cmp.causes else True
+    # without the files there is nothing to roll along: the small causes are one "other causes"
+    plain = compare_sessions(side(1.0, False), side(2.0, False))
+    assert plain.causes is not None and (plain.causes[OTHER_CAUSES].delta or 0.0) / growth > 0.5
