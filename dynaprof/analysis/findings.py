@@ -536,19 +536,31 @@ def findings(session: Session) -> list[Finding]:
 
 def _by_site(session: Session, found: list[Finding], total: float) -> list[Finding | None]:
     """Graph breaks, restarts and failed compiles raised at one site as one finding
-    (``site_findings``); each kind present there keeps a finding only for its events elsewhere,
-    worked out on the frames the site's finding does not hold, so no event is said twice."""
-    ev = site_findings.merged_site(session)
-    if ev is None:
+    (``site_findings``), costliest site first; each kind present at such a site keeps a finding only
+    for its events elsewhere, worked out on the frames no site's finding holds, so no event is said
+    twice."""
+    merged: list[Finding] = []
+    kinds_merged: set[str] = set()
+    elsewhere = session
+    for _ in range(MAX_SITES):
+        ev = site_findings.merged_site(elsewhere)
+        if ev is None:
+            break
+        text, parametrize = site_findings.describe(elsewhere, ev, total)
+        merged.append(Finding(f"site:{fmt.location(*ev.site)}", site_findings.union_seconds(elsewhere, ev), text,
+                              REMEDY_REGISTER_OUTSIDE if parametrize else graph_break_remedy(elsewhere),
+                              CAUSE_PARAMETRIZATION if parametrize else None))  # fmt: skip
+        kinds_merged |= ev.kinds
+        elsewhere = dataclasses.replace(elsewhere, frames=[f for f in elsewhere.frames if f.key not in ev.frames])
+    if not merged:
         return list(found)
-    text, parametrize = site_findings.describe(session, ev, total)
-    merged = Finding(f"site:{fmt.location(*ev.site)}", site_findings.union_seconds(session, ev), text,
-                     REMEDY_REGISTER_OUTSIDE if parametrize else graph_break_remedy(session),
-                     CAUSE_PARAMETRIZATION if parametrize else None)  # fmt: skip
-    elsewhere = dataclasses.replace(session, frames=[f for f in session.frames if f.key not in ev.frames])
     kinds = {"graph_breaks": _graph_breaks, "restarts": _restarts, "failures": _failures}
-    rest = [g for k in sorted(ev.kinds) if (g := kinds[k](elsewhere, total)) is not None]
-    return [*(f for f in found if f.key not in ev.kinds), merged, *rest]
+    rest = [g for k in sorted(kinds_merged) if (g := kinds[k](elsewhere, total)) is not None]
+    return [*(f for f in found if f.key not in kinds_merged), *merged, *rest]
+
+
+#: sites merged into one finding each, costliest first (the first screen shows a few findings)
+MAX_SITES = 5
 
 
 #: a finding about one thing to change (a cause, a recompiled function, a graph break, a failure)

@@ -329,3 +329,17 @@ def test_a_kind_with_events_elsewhere_keeps_a_finding_for_those_only() -> None:
     assert gb.text.startswith("graph breaks: 1 graph break at model.py:41"), gb.text
     assert gb.seconds == 0.5  # the code resumed after it, compiled as a frame of its own
     assert "restarts" not in found and "failures" not in found
+
+
+def test_every_site_with_two_kinds_is_one_finding_not_only_the_costliest() -> None:
+    """A second site where a break and its restart were raised (a ``print`` in the user's helper)
+    is its own merged finding too: no graph-break or restart finding says those events again."""
+    helper = [frame(f"8/{i}", name="helper", filename="/u/model.py", lineno=40, start_s=30.0 + i,
+                    compile_time_s=0.5, graph_breaks=1, graph_break_reasons=[GraphBreak("print", "/u/model.py", 41)],
+                    restarts=1, restart_reasons=["graph break"],
+                    attempts=[Attempt(0, 30.0 + i, 0.3), Attempt(1, 30.3 + i, 0.2)]) for i in range(2)]
+    found = findings(make_session([*_peft_like(), *helper]))
+    sites = [f for f in found if f.key.startswith("site:")]
+    assert [f.key for f in sites] == ["site:torch/nn/utils/parametrize.py:92", "site:model.py:41"]
+    assert sites[1].seconds == pytest.approx(0.6) and "2 graph breaks and 2 restarts at model.py:41" in sites[1].text
+    assert not {"graph_breaks", "restarts", "failures"} & {f.key for f in found}
