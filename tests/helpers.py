@@ -55,6 +55,17 @@ def requires_torch(release: str, reason: str) -> pytest.MarkDecorator:
                               reason=f"torch {torch_version_text()} < {release}: {reason}")  # fmt: skip
 
 
+def recompile_limit_name() -> str:
+    """The recompile limit's name on this torch (2.4: ``cache_size_limit``, later an alias of it)."""
+    import torch._dynamo.config as dc
+
+    return "recompile_limit" if hasattr(dc, "recompile_limit") else "cache_size_limit"
+
+
+#: made-up secrets a run must never write (the how-made tests, unit and e2e)
+GH_TOKEN = "ghp_" + "Zx8Qw2Lm5Np7Rt4Vb1Kc9Hd3"
+RANDOM_SECRET = "q7Xk2LmP9vRt4ZbW8nYc3HsJ6dFg"
+
 #: torch 2.4 has no chromium instant events, no AOTAutograd cache, no PGO, and its FX graph
 #: cache is off unless TORCHINDUCTOR_FX_GRAPH_CACHE=1 (``capture.cache_keys.TraceLookups``)
 OLD_CACHES = torch_release() < (2, 5)
