@@ -67,6 +67,8 @@ class CauseRow:
     pct: str
     wasted: str
     cls: str = ""  # "dp-sub" (a detail line), "dp-total"
+    group: str = ""  # a roll-up row's id on the row (``opens``) and on its members (``of``)
+    opens: bool = False
 
 
 @dataclass(frozen=True)
@@ -195,23 +197,25 @@ def _causes(s: Session) -> Causes | None:
         return None
     waste = t.restart_waste > 0
 
-    def row(label: str, cells: dict[str, float] | None, total: float, wasted: float, cls: str = "") -> CauseRow:
+    def row(label: str, cells: dict[str, float] | None, total: float, wasted: float, cls: str = "",
+            group: str = "", opens: bool = False) -> CauseRow:
         return CauseRow(label, [fmt.seconds(v) if v > 0 else "" for v in ((cells or {}).get(c.key, 0.0)
                                                                            for c in t.columns)],
                         fmt.seconds(total), fmt.pct(total, t.compile_s), fmt.seconds(wasted) if wasted > 0 else "",
-                        cls)
+                        cls, group, opens)
 
     rows = []
-    for r in t.rows:
-        rows.append(row(cause_label(r.cause, r.folded), r.cells, r.total, r.wasted))
+    for i, r in enumerate(t.rows):
+        group = f"dp-rollup-{i}" if r.members else ""
+        rows.append(row(cause_label(r.cause, r.folded), r.cells, r.total, r.wasted, "", group, bool(group)))
         rows += [row("↳ " + d.label, None, d.seconds, 0.0, "dp-sub") for d in r.details]
         if r.more_details[0]:
             rows.append(row(f"↳ +{r.more_details[0]:,} more", None, r.more_details[1], 0.0, "dp-sub"))
-        # a roll-up row opened to its members (issue: the cause table explains the compile)
-        rows += [row("↳ " + m.label, None, m.seconds, 0.0, "dp-sub") for m in r.members[:MEMBERS_SHOWN]]
+        # a roll-up row's members, which the reader opens under it (report.js closes them on load)
+        rows += [row("↳ " + m.label, None, m.seconds, 0.0, "dp-sub", group) for m in r.members[:MEMBERS_SHOWN]]
         if len(r.members) > MEMBERS_SHOWN:
             hidden = r.members[MEMBERS_SHOWN:]
-            rows.append(row(f"↳ +{len(hidden):,} more", None, sum(m.seconds for m in hidden), 0.0, "dp-sub"))
+            rows.append(row(f"↳ +{len(hidden):,} more", None, sum(m.seconds for m in hidden), 0.0, "dp-sub", group))
     rows.append(row("all causes", t.totals.cells, t.totals.total, t.totals.wasted, "dp-total"))
     notes = cause_table_notes(t) + [n for n in (sampling_note(s),) if n]
     return Causes([(c.label, c.description) for c in t.columns], waste, rows, notes)

@@ -221,3 +221,28 @@ def test_callgraph_fits_and_pans(browser: Any, tmp_path: Path) -> None:
     assert box.evaluate("b => b.dynaprofPanZoom.view()") == view
     pg.assert_clean()
     page.close()
+
+
+def test_a_rolled_up_cause_row_opens_to_its_members(browser: Any, tmp_path: Path) -> None:
+    """Issue "one root cause, one finding": the report lets a reader open a rolled-up row."""
+    from dynaprof.model.session import Axes, FunctionRef
+
+    s = seed_session()
+    sp = "/venv/lib/python3.11/site-packages/transformers/models/mixtral/"
+    causes = {"parametrization": 5.0, **{f"forward (mod{i % 3}.py:{i})": 0.1 + 0.001 * i for i in range(60)}}
+    s.axes = Axes(causes, {"dynamo_tracing": dict(causes)})
+    s.functions = [*s.functions, *(FunctionRef("forward", f"{sp}mod{i}.py", 1, "traced") for i in range(3))]
+    html = render_html(RenderContext(s))["report.html"]
+    pg = Page(browser, _write(tmp_path, "report.html", html))
+    page = pg.page
+    btn = page.locator("table.dp-causes button[data-opens]").first
+    assert btn.get_attribute("aria-expanded") == "false"
+    members = page.locator(f'table.dp-causes tr[data-of="{btn.get_attribute("data-opens")}"]')
+    assert members.count() > 1 and not members.first.is_visible()
+    btn.click()
+    assert btn.get_attribute("aria-expanded") == "true" and members.first.is_visible()
+    assert members.first.text_content().strip().startswith("↳ forward (mod")
+    btn.click()
+    assert not members.first.is_visible()
+    pg.assert_clean()
+    page.close()

@@ -163,4 +163,15 @@
       Array.prototype.forEach.call(scope.querySelectorAll("details"), function (d) { d.open = open; });
     });
   });
+
+  // a roll-up row of the cause table opens to its members; shut on load (without script they show)
+  Array.prototype.forEach.call(document.querySelectorAll("button[data-opens]"), function (btn) {
+    var members = document.querySelectorAll('tr[data-of="' + btn.getAttribute("data-opens") + '"]');
+    function show(open) {
+      btn.setAttribute("aria-expanded", open ? "true" : "false");
+      Array.prototype.forEach.call(members, function (tr) { tr.hidden = !open; });
+    }
+    show(false);
+    btn.addEventListener("click", function () { show(btn.getAttribute("aria-expanded") !== "true"); });
+  });
 })();
