@@ -20,7 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dynaprof import fmt
+from dynaprof.analysis.cause_table import CAUSE_ROWS, MIN_SHARE, OTHER_CAUSES
 from dynaprof.analysis.repeats import median
+from dynaprof.analysis.rollup import roll_up
 from dynaprof.model.session import CATEGORY_LABELS, UNNAMED_CAUSES
 from dynaprof.model.sweep import CAUSE_PREFIX, COUNT_LABELS, GROUP_PREFIX, RESTART_WASTE, TOTAL, Sweep
 
@@ -270,6 +272,8 @@ def growth(sweep: Sweep, seed: int = 0, resamples: int = RESAMPLES) -> Growth:
             else:
                 failed.append(FailedRun(p.x, r.repeat, r.exit_status, r.error or f"exit status {r.exit_status}"))
     xs = tuple(sorted(by_x))
+    if xs:
+        by_x = _rolled_up(by_x, xs[-1], sweep.cause_files)
     times = sorted({m for runs in by_x.values() for ms, _ in runs for m in ms})
     counts = [c for c in COUNT_LABELS if any(c in cs for runs in by_x.values() for _, cs in runs)]
     fits: list[Fit] = []
@@ -291,6 +295,35 @@ def growth(sweep: Sweep, seed: int = 0, resamples: int = RESAMPLES) -> Growth:
     g.fits.extend(f for f in fits if f.kind == "count")
     g.flags.extend(_flags(g))
     return g
+
+
+Runs = dict[float, list[tuple[dict[str, float], dict[str, int]]]]
+
+
+def _rolled_up(by_x: Runs, last: float, files: dict[str, str]) -> Runs:
+    """Each run's causes rolled up as the cause table rolls them (``analysis.rollup``), the groups
+    chosen once, at the largest point, and applied at every point so each is one series: a roll-up
+    row's seconds are its members' sum, the causes left over one ``other causes`` series."""
+    causes = {m[len(CAUSE_PREFIX):] for runs in by_x.values() for ms, _ in runs for m in ms
+              if m.startswith(CAUSE_PREFIX)}
+    at_last = {c: statistics.median(ms.get(CAUSE_PREFIX + c, 0.0) for ms, _ in by_x[last]) for c in causes}
+    rows, rest = roll_up(at_last, files, CAUSE_ROWS, MIN_SHARE)
+    # a cause absent at the largest point stays a series of its own (it shrank away, or came late)
+    groups = {g.label: g.members for g in rows if g.rolled} | ({OTHER_CAUSES: tuple(rest)} if rest else {})
+    if not groups:
+        return by_x
+    member = {c for members in groups.values() for c in members}
+    out: Runs = {}
+    for x, runs in by_x.items():
+        out[x] = []
+        for ms, cs in runs:
+            rolled = {m: v for m, v in ms.items() if m.removeprefix(CAUSE_PREFIX) not in member or m == TOTAL}
+            for label, members in groups.items():
+                v = sum(ms.get(CAUSE_PREFIX + c, 0.0) for c in members)
+                if v > 0:
+                    rolled[CAUSE_PREFIX + label] = v
+            out[x].append((rolled, cs))
+    return out
 
 
 def _flags(g: Growth) -> list[Flag]:

@@ -23,8 +23,8 @@ from dynaprof.model.store import atomic_write, read_text
 
 SWEEP_FILE = "sweep.json"
 #: Bump when a change would make an older dynaprof misread a sweep.
-SWEEP_SCHEMA_VERSION = 1
-SWEEP_SCHEMA_HISTORY = {1: "first version"}
+SWEEP_SCHEMA_VERSION = 2
+SWEEP_SCHEMA_HISTORY = {1: "first version", 2: "cause_files: small causes roll up as in the cause table"}
 
 #: measure keys: ``total`` (total compile time), ``cause:<cause>`` (the cause x phase table's rows),
 #: ``group:<phase group>`` (its columns), ``restart_waste``; counts are keyed by ``COUNT_LABELS``
@@ -117,6 +117,9 @@ class Sweep:
     #: ``--project NAME=V``: the size the reports project each cost to; None: none asked
     project_at: float | None = None
     fits: list[GrowthFit] = field(default_factory=list)
+    #: each cause's file at the largest point (``analysis.cause_table.cause_files``): what the growth
+    #: rolls small causes up along, as every cause table does; empty in sweeps from before
+    cause_files: dict[str, str] = field(default_factory=dict)
 
     @property
     def axis(self) -> str:

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from dynaprof.analysis.attribution import apply_attribution
+from dynaprof.analysis.cause_table import cause_files
 from dynaprof.analysis.growth import Growth, growth
 from dynaprof.analysis.sweep_measures import run_counts, run_measures
 from dynaprof.model.session import Session
-from dynaprof.model.store import load_session
+from dynaprof.model.store import SESSION_FILE, load_session
 from dynaprof.model.sweep import GrowthFit, Sweep, save_sweep
 from dynaprof.render.sweep_report import render_sweep
 from dynaprof.run_folder.write_files import write_files
@@ -28,9 +29,25 @@ def read_run(run_dir: Path) -> tuple[dict[str, float], dict[str, int], str | Non
     return measures, counts, session.run.torch_version
 
 
+def largest_point_files(sweep: Sweep, out: Path) -> dict[str, str]:
+    """Each cause's file in the largest point's runs (the growth rolls causes up at that point)."""
+    done = [p for p in sweep.points if any(r.ok for r in p.runs)]
+    if not done:
+        return {}
+    files: dict[str, str] = {}
+    for r in max(done, key=lambda p: p.x).runs:
+        path = out / r.run_dir
+        if r.ok and (path / SESSION_FILE).is_file():
+            session = load_session(path)
+            apply_attribution(session)
+            files |= cause_files(session)
+    return dict(sorted(files.items()))
+
+
 def finish_sweep(sweep: Sweep, out: Path) -> tuple[Growth, list[Path]]:
     """Fit, then write sweep.json (with its fits), summary.md, report.html and growth.svg."""
     sweep.points = [p for p in sweep.points if p.runs]
+    sweep.cause_files = largest_point_files(sweep, out)
     g = growth(sweep)
     sweep.fits = [GrowthFit(f.measure, f.kind, f.exponent, f.low, f.high, f.residual, len(f.medians),
                             list(f.absent_at)) for f in g.fits]

@@ -76,6 +76,8 @@ def test_a_real_sweep_writes_every_point_and_fits_the_counts(tmp_path: Path) -> 
     inlined = g.fit("inlined_calls")
     assert inlined is not None and inlined.exponent == pytest.approx(1.0)  # N calls of step() inlined
     assert {f.measure for f in sweep.fits} >= {"total", "inlined_calls", "fx_nodes"}
+    # the files the growth rolls causes up along: the script's own lines, from the largest point
+    assert any(path.endswith("compile_growth.py") for path in sweep.cause_files.values()), sweep.cause_files
     assert "compile time grows as N^" in r.stderr and "projected at N=64" in r.stderr
     assert "is 8x the largest point measured" in r.stderr
     assert (out / "growth.svg").read_text().startswith("<svg")

@@ -194,3 +194,28 @@ def test_a_chart_legend_label_wraps_and_is_never_cut() -> None:
     assert any(long.replace(" ", "") in t for t in joined), texts
     assert "..." not in svg and "…" not in svg
     assert all(len(line) <= LEGEND_CHARS for line in legend_lines(long)) and len(legend_lines(long)) > 1
+
+
+def test_small_causes_roll_up_into_one_series_as_in_the_cause_table() -> None:
+    """Issue "one root cause, one finding": the sweep rolls causes up as the cause table does. 40
+    lines of 4 files, each under 1% of compile, are a series per file (their sum at every point),
+    chosen at the largest point; a big cause keeps its own."""
+    from tests.sweeps import make_sweep
+
+    sp = "/venv/lib/python3.11/site-packages/transformers/models/mixtral/"
+    lines = {f"cause:forward (mod{i % 4}.py:{i})": (lambda n, i=i: 0.001 * n * (1 + i / 100)) for i in range(40)}
+    sweep = make_sweep({"total": lambda n: 1.0 * n, "cause:parametrization": lambda n: 0.9 * n, **lines}, noise=0.0)
+    sweep.cause_files = {k.removeprefix("cause:"): f"{sp}mod{int(k.split('mod')[1][0])}.py" for k in lines}
+    g = growth(sweep, resamples=50)
+    causes = [f.measure for f in g.timings() if f.measure.startswith("cause:")]
+    assert "cause:parametrization" in causes
+    assert not any(m in causes for m in lines)
+    rolled = [f for f in g.timings() if f.measure.endswith("10 lines")]
+    assert sorted(f.measure for f in rolled) == [f"cause:forward (mod{i}.py): 10 lines" for i in range(4)]
+    rolled = [f for f in rolled if "mod0.py" in f.measure]
+    want = sum(law(32) for k, law in lines.items() if "(mod0.py" in k)
+    assert rolled[0].median_at(32) == pytest.approx(want)
+    assert rolled[0].exponent == pytest.approx(1.0, abs=0.01)
+    # a sweep from before (no files) keeps its causes as they were rolled by the row limit only
+    sweep.cause_files = {}
+    assert "cause:other causes" in [f.measure for f in growth(sweep, resamples=50).timings()]
