@@ -172,8 +172,6 @@ def _cause(session: Session, total: float, key: str, secs: float) -> Finding:
 #: the share of a user line's seconds a finding ranks by (``_cause``): below a cause with a remedy
 #: of the same size, above a phase total (``_top_category``'s 0.5 of a sum over many causes)
 USER_LINE_WEIGHT = 0.6
-
-
 #: the most characters of the verdict sentence (its remedy, the ``try:`` line, comes apart)
 VERDICT_CHARS = 200
 #: the phase of a process's one-time toolchain work (model/toolchain.py)
@@ -542,7 +540,7 @@ def _by_site(session: Session, found: list[Finding], total: float) -> list[Findi
     merged: list[Finding] = []
     kinds_merged: set[str] = set()
     elsewhere = session
-    for _ in range(MAX_SITES):
+    for _ in range(site_findings.MAX_SITES):
         ev = site_findings.merged_site(elsewhere)
         if ev is None:
             break
@@ -557,10 +555,6 @@ def _by_site(session: Session, found: list[Finding], total: float) -> list[Findi
     kinds = {"graph_breaks": _graph_breaks, "restarts": _restarts, "failures": _failures}
     rest = [g for k in sorted(kinds_merged) if (g := kinds[k](elsewhere, total)) is not None]
     return [*(f for f in found if f.key not in kinds_merged), *merged, *rest]
-
-
-#: sites merged into one finding each, costliest first (the first screen shows a few findings)
-MAX_SITES = 5
 
 
 #: a finding about one thing to change (a cause, a recompiled function, a graph break, a failure)

@@ -34,6 +34,8 @@ from dynaprof.model.torch_files import torch_file
 Site = tuple[str, int]
 #: the finding keys whose events this module gathers by site
 KINDS = ("graph_breaks", "restarts", "failures")
+#: sites merged into one finding each, costliest first (the first screen shows a few findings)
+MAX_SITES = 5
 
 
 @dataclass
