@@ -37,6 +37,7 @@ from dynaprof.ingest.torch_metrics import (
     req_int,
     restart_details,
     strs,
+    window_exception,
 )
 from dynaprof.model import frame_keys
 from dynaprof.model.cache import CacheTally
@@ -240,7 +241,7 @@ class _Builder:
         if f.status == "unfinished":
             f.status = "ok"
         if r.get("exc"):
-            f.metrics["exception"] = str(r.get("exc"))
+            window_exception(f, str(r.get("exc")))
         breaks = opt_int(r.get("graph_breaks"))
         if breaks is not None:
             f.graph_breaks = max(0, breaks)

@@ -200,6 +200,18 @@ def recompile_limit_hit(fail_reason: str | None) -> str | None:
     return next((g for g in m.groups() if g), None) if m else None
 
 
+def window_exception(f: CompiledFrame, exc: str) -> None:
+    """What a compile window raised (``"Type: message"``, as capture wrote it). Torch 2.4 raises at
+    the recompile limit before it logs the compile's metrics: that compile failed, and the
+    exception is all that says so (later torch logs the same failure in its metrics too)."""
+    f.metrics["exception"] = exc
+    limit = recompile_limit_hit(exc)
+    if limit is None or f.status == "failed":
+        return
+    kind, _, reason = exc.partition(": ")
+    f.status, f.fail_type, f.fail_reason, f.recompile_limit_hit = "failed", kind, reason or exc, limit
+
+
 def apply_metrics(f: CompiledFrame, fm: FrameMetrics) -> None:
     """Set on ``f`` what its metrics say; what they leave unknown keeps the frame's value (the
     importer's own measure or fallback)."""

@@ -10,7 +10,7 @@ import pytest
 import dynaprof
 from dynaprof.ingest.trace_to_session import import_torch_trace
 from dynaprof.render.terminal import summary_text
-from tests.helpers import TESTS_DIR, requires_torch, torch_release
+from tests.helpers import TESTS_DIR, torch_release
 
 torch = pytest.importorskip("torch")
 
@@ -86,8 +86,7 @@ def _calls_column(text: str) -> dict[str, str]:
 LIMIT = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
 
 
-@requires_torch("2.5", "torch 2.4 raises at the recompile limit before it logs compilation metrics, so the failed "
-                "compile's reason is only in the window's exception (ingest/assemble.py does not read it yet)")
+@pytest.mark.versions  # torch 2.4 raises at the limit before it logs metrics: the window's exception says it
 def test_recompile_limit_fallback_is_a_finding_and_a_budget(tmp_path: Path) -> None:
     from dynaprof.analysis.budgets import Budget, check, eager_fallbacks
     from dynaprof.analysis.findings import findings
@@ -99,6 +98,9 @@ def test_recompile_limit_fallback_is_a_finding_and_a_budget(tmp_path: Path) -> N
         out = [f(torch.ones(b)) for b in sizes]
     assert [o.tolist() for o in out] == [[3.0] * b for b in sizes]  # the eager calls give the same results
     frames = prof.session.frames
+    # the compile that hit the limit failed, with the limit's exception (never ``ok``)
+    assert [fr.status for fr in frames] == ["ok", "ok", "failed"]
+    assert frames[-1].fail_reason and LIMIT in frames[-1].fail_reason, frames[-1].fail_reason
     # sizes 2 (twice) and 3 ran compiled; torch 2.4 runs the whole function eager once the limit is hit
     assert [fr.calls for fr in frames] == ([2, 1, None] if torch_release() >= (2, 5) else [1, 1, None])
     assert [fr.recompile_limit_hit for fr in frames] == [None, None, LIMIT]
