@@ -108,6 +108,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     *_names("work_counts", "torch._inductor.metrics.generated_kernel_count",
             "torch._inductor.metrics.ir_nodes_pre_fusion"),
     *_names("work_counts", "torch._inductor.compile_fx._compile_fx_inner", since="2.5"),
+    *_names("work_counts", "torch._inductor.compile_fx.fx_codegen_and_compile"),  # wrapped where the above is missing
     *_names("aot_graphs", "torch._dynamo.backends.common.aot_module_simplified",
             "torch._dynamo.backends.common.AotAutograd", "torch._dynamo.eval_frame.skip_code"),
     *_names("aot_graphs", "torch._functorch._aot_autograd.schemas.SerializableAOTDispatchCompiler", since="2.6"),

@@ -1,10 +1,10 @@
-"""``compile_fx._compile_fx_inner``, Inductor's compile of one graph (a forward, or a backward): the IR
-nodes and kernels Inductor made of it (its own counters in ``torch._inductor.metrics``, read before
-and after, which a cache hit advances too). The graph's own size, the ops after AOT autograd, is
-counted for every AOT backend alike where AOT autograd hands it over (``hooks.aot_graphs``). Exact
-counts: the same program, torch and config give the same numbers on every run, so ``compare`` shows
-their change without noise. One ``work`` record per graph, keyed by the window it compiled in (a lazy
-backward's own)."""
+"""``compile_fx._compile_fx_inner`` (torch 2.4: ``fx_codegen_and_compile``), Inductor's compile of
+one graph (a forward, or a backward): the IR nodes and kernels Inductor made of it (its own
+counters in ``torch._inductor.metrics``, read before and after, which a cache hit advances too).
+The graph's own size, the ops after AOT autograd, is counted for every AOT backend alike where AOT
+autograd hands it over (``hooks.aot_graphs``). Exact counts: the same program, torch and config
+give the same numbers on every run, so ``compare`` shows their change without noise. One ``work``
+record per graph, keyed by the window it compiled in (a lazy backward's own)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,12 @@ def install_work_counts(recorder: CompileRecorder) -> None:
 def _install(recorder: CompileRecorder) -> None:
     cfx = _private(COMPILE_FX)
     metrics = _private("torch._inductor.metrics")
-    orig = cfx._compile_fx_inner  # called by name from compile_fx_inner: patching the module reaches it
+    # called by name from compile_fx_inner: patching the module reaches it. Torch 2.4 has no
+    # _compile_fx_inner (compile_fx binds compile_fx_inner as a default argument, out of reach);
+    # there its codegen step, looked up by name too, is wrapped: an FX graph cache hit skips it,
+    # so a hit's counts stay unknown
+    older = getattr(cfx, "_compile_fx_inner", None) is None
+    orig = cfx.fx_codegen_and_compile if older else cfx._compile_fx_inner
 
     @functools.wraps(orig)
     def _compile_fx_inner(gm: Any, example_inputs: Any, *a: Any, **k: Any) -> Any:
@@ -60,4 +65,7 @@ def _install(recorder: CompileRecorder) -> None:
         recorder.emit(rec)
         return out
 
-    cfx._compile_fx_inner = _compile_fx_inner
+    if older:
+        cfx.fx_codegen_and_compile = _compile_fx_inner
+    else:
+        cfx._compile_fx_inner = _compile_fx_inner
