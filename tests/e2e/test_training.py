@@ -24,7 +24,7 @@ from dynaprof.model.session import Location, Session, compile_by_kind, display_n
 from dynaprof.model.store import load_session
 from dynaprof.render.terminal import summary_text
 from tests.conftest import ROOT, SAMPLES, load_benchmark, profile, run_dynaprof
-from tests.helpers import unwrap
+from tests.helpers import requires_torch, torch_release, unwrap
 
 FIXTURE = ROOT / "tests" / "data" / "torch_trace" / "training_step.log.gz"
 
@@ -116,7 +116,13 @@ def test_older_sessions_load_as_forward_frames(tmp_path: Path) -> None:
     assert [f.kind for f in old.frames] == ["forward", "forward"] and old.frames[0].wrapped is None
 
 
+#: what a torch 2.4 TORCH_TRACE log lacks of a lazy backward compile
+NO_BACKWARD_LOG_24 = ("torch 2.4 logs no backward compilation metrics and no entire_backward_compile span: its "
+                      "log holds no backward compile (the import warns so); live capture still finds it")
+
+
 @pytest.mark.torch
+@requires_torch("2.5", NO_BACKWARD_LOG_24)
 def test_live_training_step_captures_the_backward_compile_like_the_importer(tmp_path: Path) -> None:
     trace_dir = tmp_path / "trace"
     r = profile(tmp_path, [str(SAMPLES / "training_step.py"), "--no-parametrize", "--backend", "aot_eager",
@@ -193,11 +199,14 @@ def test_backward_window_starts_the_sampler_and_takes_the_backward_metrics() -> 
     starts = got["starts"]
     assert starts[0]["name"] == "inner" and starts[0]["wrapped"][0] == "Sequential"  # torch.compile(module)
     assert starts[1] == {**starts[0], "key": "0/0:bw", "kind": "backward", "fwd": "0/0"}
-    assert got["metrics"] == [["0/0", True], ["0/0:bw", False]]
+    # torch 2.4 logs no backward metrics, nor is_forward in a forward's: the window is its only record
+    assert got["metrics"] == ([["0/0", True], ["0/0:bw", False]] if torch_release() >= (2, 5) else [["0/0", None]])
     assert got["left"] == {}  # every window closed
 
 
 @pytest.mark.torch
+@requires_torch("2.5", "compiled autograd's capture of the autograd graph is found from its phase event, which "
+                "torch 2.4 lacks (the session warns so)")
 def test_compiled_autograd_gets_its_own_frames() -> None:
     got = _run_recorder("compiled_autograd")
     kinds = {s["key"]: s["kind"] for s in got["starts"]}
@@ -221,7 +230,7 @@ def test_inductor_backward_compile_is_sampled_and_attributed(tmp_path: Path, mon
     assert bw is not None and bw.kind == "backward"
     assert bw.compile_time_s and bw.compile_time_s > 0
     assert any(n in bw.phases for n in ("inductor_compile", "compile_fx.<locals>.bw_compiler", "backend_compile")) \
-        or len(bw.phases) > 1, bw.phases
+        or len(bw.phases) > 1 or "phases" not in s.capture.hooks, bw.phases  # torch 2.4: no phase events
     assert s.samples is not None
     sampled = sum(st.seconds for st in s.samples.stacks if st.frame == "0/0:bw")
     assert sampled > 0.5 * bw.compile_time_s  # sampled while it runs
@@ -240,7 +249,9 @@ def test_inductor_backward_compile_is_sampled_and_attributed(tmp_path: Path, mon
     afwd, abw = aot.frame("0/0"), aot.frame("0/0:bw")
     assert afwd is not None and abw is not None and afwd.inductor_ir_nodes is None
     assert fwd.aot_graph_ops and fwd.aot_graph_ops == afwd.aot_graph_ops, (fwd.aot_graph_ops, afwd.aot_graph_ops)
-    assert bw.aot_graph_ops and abw.aot_graph_ops and bw.aot_graph_ops < abw.aot_graph_ops
+    assert bw.aot_graph_ops and abw.aot_graph_ops and bw.aot_graph_ops <= abw.aot_graph_ops
+    if torch_release() >= (2, 5):  # torch 2.4's Inductor hands over the same backward as aot_eager
+        assert bw.aot_graph_ops < abw.aot_graph_ops
 
 
 # -- recompiles in later iterations: guard failures at run time -----------------------------------
@@ -298,7 +309,8 @@ def _torch_recompile_reasons(stderr: str) -> dict[str, list[str]]:
             out[cid] = []
         elif text.startswith("    - "):
             text = text[len("    - "):]
-            if _ENTRY.match(text) or not out[cid]:
+            # one entry per line where torch prefixes each with its compile id (2.4 does not)
+            if _ENTRY.match(text) or not out[cid] or torch_release() < (2, 5):
                 out[cid].append(text)
             else:
                 out[cid][-1] += "\n" + text
@@ -318,8 +330,10 @@ def test_recompiles_in_later_iterations_are_frames_with_every_failing_guard(tmp_
     logged = _torch_recompile_reasons(proc.stderr)
     assert list(logged) == ["0/1", "0/2"], proc.stderr[-3000:]
     # iteration 3: the batch size; iteration 5: the flag, failing on the newest entry, the size on the oldest
-    assert logged["0/1"] == ["0/0: tensor 'x' size mismatch at index 0. expected 8, actual 12"]
-    assert len(logged["0/2"]) == 2 and logged["0/2"][0].startswith("0/1: self.scale_output == False")
+    size = "size mismatch at index 0. expected 8, actual 12"  # torch 2.4: "tensor 'L['x']' size...", no "0/0: "
+    assert logged["0/1"] in (["0/0: tensor 'x' " + size], ["tensor 'L['x']' " + size])
+    assert len(logged["0/2"]) == 2 and logged["0/2"][0].startswith(("0/1: self.scale_output == False",
+                                                                    "___check_obj_id(L['self'].scale_output"))
     assert logged["0/2"][1] == logged["0/1"][0]
     live = load_session(tmp_path / "run" / "session.json")
     imported = build_session(next(trace_dir.glob("*.log")))
@@ -328,11 +342,12 @@ def test_recompiles_in_later_iterations_are_frames_with_every_failing_guard(tmp_
     # backward saves a SymInt, and AOT autograd compiles that backward eagerly, inside the forward
     # compile (graph_compile.py: num_symints_saved_for_bw > 0): no backward compile of its own
     lazy = ["0/0", "0/1", "0/2"] if dynamic == "static" else ["0/0"]
-    for s in (live, imported):
+    # torch 2.4 logs nothing of a lazy backward compile: live capture finds them, an import cannot
+    for s, known in ((live, lazy), (imported, lazy if torch_release() >= (2, 5) else [])):
         fwd = [f for f in s.frames if f.kind == "forward"]
         bws = [f for f in s.frames if f.kind == "backward"]
         assert [f.key for f in fwd] == ["0/0", "0/1", "0/2"], [f.key for f in s.frames]
-        assert [(b.key, b.forward_key, b.compile_id) for b in bws] == [(f"{k}:bw", k, k) for k in lazy]
+        assert [(b.key, b.forward_key, b.compile_id) for b in bws] == [(f"{k}:bw", k, k) for k in known]
         by_key = {f.key: f for f in s.frames}
         for b in bws:  # at that iteration's .backward(): after its forward, before the next recompile
             f = by_key[str(b.forward_key)]
@@ -341,8 +356,11 @@ def test_recompiles_in_later_iterations_are_frames_with_every_failing_guard(tmp_
         assert by_key["0/0"].recompile_reason is None
         for cid in ("0/1", "0/2"):  # every failing guard, as torch's recompiles log lists them
             reason = by_key[cid].recompile_reason  # live and imported alike (the log's recompile_reasons)
-            assert reason == "\n".join(logged[cid]), (cid, reason)
-        assert by_key["0/1"].start_s > by_key["0/0:bw"].start_s  # iteration 3, after iteration 0's backward
+            # (torch 2.4's log has no recompile reasons: unknown in its import, never a guess)
+            said = "\n".join(logged[cid]) if s is live or torch_release() >= (2, 5) else None
+            assert reason == said, (s is live, cid, reason)
+        if known:  # iteration 3, after iteration 0's backward
+            assert by_key["0/1"].start_s > by_key["0/0:bw"].start_s
         assert recompiles(s) == 2  # the backward compiles are not recompiles
     if dynamic == "static":
         assert live.frame("0/1:bw").start_s < live.frame("0/2").start_s  # type: ignore[union-attr]
@@ -366,6 +384,7 @@ needs_tlparse = pytest.mark.skipif(_TLPARSE is None, reason="tlparse is not inst
 
 @pytest.mark.torch
 @needs_tlparse
+@requires_torch("2.5", NO_BACKWARD_LOG_24 + "; tlparse has no backward page to compare")
 def test_backward_pages_agree_with_tlparse(tmp_path: Path) -> None:
     bench = _bench_tlparse()
     r = bench.measure("aot_eager", tmp_path / "step", tlparse=_TLPARSE)

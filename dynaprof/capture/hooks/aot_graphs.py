@@ -62,17 +62,31 @@ def _counted(fn: Callable[..., Any], recorder: CompileRecorder, gm: Any, *a: Any
     return fn(gm, *a, **k)
 
 
-def _count(fn: Callable[..., Any], recorder: CompileRecorder) -> Callable[..., Any]:
-    return functools.update_wrapper(functools.partial(_counted, fn, recorder), fn)
+def _lazy_backward(fn: Callable[..., Any], recorder: CompileRecorder, gm: Any, *a: Any, **k: Any) -> Any:
+    """The backward compiler, on a torch without phase events (2.4): called outside any window, it
+    is AOT autograd's lazy backward compile (at the first ``.backward()``, under the forward's
+    compile context), which later torch announces with ``entire_backward_compile``: its window."""
+    tid = threading.get_ident()
+    if recorder.current(tid) is not None or "phases" in recorder.hooks:
+        return _counted(fn, recorder, gm, *a, **k)
+    recorder._begin_aux("backward", None, tid, {})
+    try:
+        return _counted(fn, recorder, gm, *a, **k)
+    finally:
+        recorder._end_aux("backward", tid)
 
 
-def _counting(compiler: Any, recorder: CompileRecorder, serializable: type | None) -> Any:
-    """``compiler`` with a count of each graph it is handed."""
+def _count(fn: Callable[..., Any], recorder: CompileRecorder, backward: bool = False) -> Callable[..., Any]:
+    return functools.update_wrapper(functools.partial(_lazy_backward if backward else _counted, fn, recorder), fn)
+
+
+def _counting(compiler: Any, recorder: CompileRecorder, serializable: type | None, backward: bool = False) -> Any:
+    """``compiler`` with a count of each graph it is handed (``backward``: and the lazy backward's window)."""
     if serializable is not None and isinstance(compiler, serializable):
         twin: Any = copy.copy(compiler)  # keeps its type (AOT autograd's cache asks for it); torch's own is untouched
-        twin.compiler_fn = _count(twin.compiler_fn, recorder)
+        twin.compiler_fn = _count(twin.compiler_fn, recorder, backward)
         return twin
-    return _count(compiler, recorder) if callable(compiler) else compiler
+    return _count(compiler, recorder, backward) if callable(compiler) else compiler
 
 
 def _install(recorder: CompileRecorder) -> None:
@@ -93,9 +107,9 @@ def _install(recorder: CompileRecorder) -> None:
         if not a and recorder.current(threading.get_ident()) is not None:
             for name in COMPILERS:
                 if k.get(name) is not None:
-                    k[name] = _counting(k[name], recorder, serializable)
+                    k[name] = _counting(k[name], recorder, serializable, name == "bw_compiler")
         return orig(mod, args, *a, **k)
 
-    for code in (_counted.__code__, graph_ops.__code__, aot_module_simplified.__code__):
+    for code in (_counted.__code__, _lazy_backward.__code__, graph_ops.__code__, aot_module_simplified.__code__):
         skip_code(code)
     common.aot_module_simplified = functools.wraps(orig)(aot_module_simplified)
