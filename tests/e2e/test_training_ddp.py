@@ -26,7 +26,7 @@ from dynaprof.model.journal import DDP_BUCKET_SPAN
 from dynaprof.model.session import CompiledFrame, Session
 from dynaprof.model.store import load_session
 from tests.conftest import SAMPLES, load_benchmark, profile, run_dynaprof
-from tests.helpers import unwrap
+from tests.helpers import torch_release, unwrap
 
 SAMPLE = str(SAMPLES / "ddp_step.py")
 #: the sample's Linear(512, 512): weight and bias, fp32
@@ -57,20 +57,25 @@ def test_bucket_hook_waits_for_torch_to_import_the_split_and_warns_when_it_moved
         install_ddp_buckets(rec)
 
 
-def test_a_torch_without_phase_events_warns_of_the_bucket_hook_only_once_ddp_is_imported(
+def test_a_torch_without_phase_events_installs_the_bucket_hook_at_a_compile_window(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Torch 2.4 (no phase events, so no moment to install the hook later): a script that never
-    imports DDP gets no warning; one that imports it after the hooks gets one, in the journal."""
+    """Torch 2.4 (no phase events): the hook waits for the next compile window after torch imports
+    the split (2.4 imports it before it opens a DDP model's compile). A script that never uses DDP
+    gets no warning, nor one that imports DDP (torch 2.4 imports it itself, for any backend lookup)."""
     rec, records = _recorder()
     monkeypatch.delitem(sys.modules, DDP_MODULE, raising=False)
     rec.install_step("ddp_buckets", lambda: install_ddp_buckets(rec))
+    assert "ddp_buckets" in rec.hooks
+    assert [(m, what) for m, what, _ in rec._lazy_at_window] == [(DDP_MODULE, "DDP bucket compiles")]
+    rec._lazy_at_window = rec._install_imported(rec._lazy_at_window)  # a window opens: not imported yet
     rec.flush_guards()  # what the end of the run does
-    assert "ddp_buckets" not in rec.hooks and [r for r in records if r["t"] == "warn"] == []
-    monkeypatch.setitem(sys.modules, DDP_MODULE, types.ModuleType(DDP_MODULE))  # the script imported DDP
+    assert len(rec._lazy_at_window) == 1 and [r for r in records if r["t"] == "warn"] == []
+    monkeypatch.setitem(sys.modules, DDP_MODULE, types.ModuleType(DDP_MODULE))  # a torch without SubmodCompiler
+    rec._lazy_at_window = rec._install_imported(rec._lazy_at_window)
     rec.flush_guards()
-    rec.flush_guards()
+    assert rec._lazy_at_window == []
     (warning,) = [r["msg"] for r in records if r["t"] == "warn"]
-    assert "ddp_buckets not captured" in warning and "no phase events" in warning
+    assert warning.startswith("DDP bucket compiles not captured (AttributeError"), warning
 
 
 def _split_frame(s: Session) -> CompiledFrame:
@@ -87,10 +92,14 @@ def _assert_split(s: Session) -> CompiledFrame:
     assert [sp.args for sp in spans] == [
         {"bucket": i, "buckets": 4, "params": 2, "param_bytes": LAYER_BYTES} for i in range(4)
     ]
-    (backend,) = [sp for sp in f.spans if sp.name == "backend_compile"]
-    for sp in spans:  # compiled one after the other, inside the frame's one backend compile
-        assert backend.start_s - 1e-3 <= sp.start_s
-        assert sp.start_s + sp.duration_s <= backend.start_s + backend.duration_s + 1e-3
+    if "phases" in s.capture.hooks:  # inside the frame's one backend compile
+        (outer,) = [(sp.start_s, sp.duration_s) for sp in f.spans if sp.name == "backend_compile"]
+    else:  # torch 2.4 has no phase events: inside the frame's compile window
+        assert f.compile_time_s is not None
+        outer = (f.start_s, f.metrics.get("window_s", f.compile_time_s))
+    for sp in spans:  # compiled one after the other
+        assert outer[0] - 1e-3 <= sp.start_s
+        assert sp.start_s + sp.duration_s <= outer[0] + outer[1] + 1e-3
         assert f.phases[sp.name] == sp.duration_s
     assert all(a.start_s + a.duration_s <= b.start_s + 1e-3 for a, b in itertools.pairwise(spans))
     assert f.compile_time_s is not None and sum(sp.duration_s for sp in spans) <= f.compile_time_s
@@ -114,8 +123,9 @@ def test_one_rank_ddp_compiles_one_subgraph_per_bucket(tmp_path: Path) -> None:
     # _inside_ddp_forward context manager); the model's forward is compiled under that context,
     # which is what makes Dynamo hand its graph to DDPOptimizer
     assert f.name == "forward" and f.graph_breaks == 0
-    assert {x.filename.rsplit("/", 1)[-1] for x in s.frames if x.kind == "forward" and x is not f} == {
-        "external_utils.py", "contextlib.py"}
+    # (torch 2.4 compiles no frame of the context manager's contextlib code)
+    assert {x.filename.rsplit("/", 1)[-1] for x in s.frames if x.kind == "forward" and x is not f} == (
+        {"external_utils.py", "contextlib.py"} if torch_release() >= (2, 5) else {"external_utils.py"})
     # shown in the frame's detail: the report's phase table and the timeline
     report = (r.run_dir / "report.html").read_text()
     assert all(f'<td class="code">{name}</td>' in report for name in BUCKETS)
@@ -127,6 +137,9 @@ def test_one_rank_ddp_compiles_one_subgraph_per_bucket(tmp_path: Path) -> None:
     # AOT autograd compile (inside the live span, which also holds the first bucket's setup)
     imported = _split_frame(build_session(next((tmp_path / "trace").glob("*.log"))))
     got = [sp for sp in imported.spans if sp.name.startswith(DDP_BUCKET_SPAN + " ")]
+    if "phases" not in s.capture.hooks:  # torch 2.4 logs the children but no span to time them: none
+        assert got == []
+        return
     assert [sp.name for sp in got] == BUCKETS
     assert [sp.args for sp in got] == [{"bucket": i, "buckets": 4} for i in range(4)]
     live = {sp.name: sp for sp in f.spans}
@@ -149,7 +162,9 @@ def test_where_torch_does_not_split(tmp_path: Path, variant: str) -> None:
         # only DDP's wrapper code is compiled (3 graph breaks), nothing of the model, no split
         assert r.returncode == 0, r.stderr[-3000:]
         assert not any(f.filename.endswith(("ddp_step.py", "container.py")) for f in s.frames)
-        assert sum(f.graph_breaks for f in s.frames) == 3 and not any(f.kind == "backward" for f in s.frames)
+        # (torch 2.4's Dynamo breaks once there, as TORCH_LOGS=graph_breaks says)
+        breaks = 3 if torch_release() >= (2, 5) else 1
+        assert sum(f.graph_breaks for f in s.frames) == breaks and not any(f.kind == "backward" for f in s.frames)
     elif variant in ("one_bucket", "no_optimization"):  # one graph: one compile, one backward
         # one_bucket: the parameters fit DDP's first bucket, and DDPOptimizer compiles the graph whole
         assert r.returncode == 0, r.stderr[-3000:]

@@ -9,8 +9,7 @@ import threading
 import time
 from typing import Any
 
-from dynaprof.capture.recorder import CompileRecorder, NotHooked
-from dynaprof.capture.torch_private import torch_version
+from dynaprof.capture.recorder import CompileRecorder
 from dynaprof.model.journal import DDP_BUCKET_SPAN
 
 DDP_MODULE = "torch._dynamo.backends.distributed"
@@ -27,7 +26,9 @@ def install_ddp_buckets(recorder: CompileRecorder) -> None:
 
     The module loads with the backends' registry (``torch.compile(..., backend="name")``), often
     after the hooks: installed then, at the next phase event, like Inductor's provenance hooks
-    (torch 2.4 has no phase events: not captured there unless it was imported first)."""
+    (torch 2.4 has no phase events: at the next compile window's start, which on 2.4 comes after
+    ``convert_frame`` imported the split for a DDP model). A script that never uses DDP gets no
+    warning: nothing of it was missed."""
 
     def install() -> None:
         try:
@@ -38,13 +39,10 @@ def install_ddp_buckets(recorder: CompileRecorder) -> None:
 
     if DDP_MODULE in sys.modules:
         _install_ddp_buckets(recorder, sys.modules[DDP_MODULE])
-    elif "phases" not in recorder.hooks:  # torch < 2.5: no phase event to install it at
-        # a script without DDP has nothing to miss: warn only once DDP turns out to be imported
-        recorder.warn_if_imported(DDP_MODULE, f"torch {torch_version()}: ddp_buckets not captured "
-                                  f"({DDP_MODULE} was imported after dynaprof's hooks, and this torch has no phase "
-                                  "events to install the hook at); the bucket compiles' time shows in the frame's "
-                                  "backend compile")
-        raise NotHooked(DDP_MODULE)
+    elif "phases" not in recorder.hooks:
+        # torch < 2.5: no phase event to install it at, but torch imports the split before it opens
+        # the DDP model's compile (convert_frame's DDPOptimizer): installed as that window opens
+        recorder._lazy_at_window.append((DDP_MODULE, "DDP bucket compiles", install))
     else:
         recorder._lazy.append((DDP_MODULE, "DDP bucket compiles", install))
 
