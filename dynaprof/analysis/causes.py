@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from dynaprof.fmt import stored_s
 from dynaprof.model.code_names import code_label
-from dynaprof.model.journal import GC_FUNCTION, KERNEL_CAUSE, KERNEL_WAIT_CAUSE
+from dynaprof.model.journal import GC_FUNCTION, KERNEL_CAUSE, KERNEL_WAIT_CAUSE, PARAMETRIZED_CALL
 from dynaprof.model.session import (
     CAUSE_COLLECTOR,
     CAUSE_PARAMETRIZATION,
@@ -256,6 +256,8 @@ def _parametrization_class(f: FunctionRef) -> bool:
 def traced_cause(traced: Sequence[FunctionRef]) -> tuple[str, str] | None:
     """(cause key, detail label) of a sample taken while Dynamo traced ``traced``."""
     for k, f in enumerate(traced):
+        if f.kind == PARAMETRIZED_CALL:  # torch 2.4: the parametrized class makes Dynamo inline the call
+            return CAUSE_PARAMETRIZATION, f"parametrized {f.name} calls (Module._call_impl inlined per class)"
         if f.kind == "property" and in_parametrize(f):
             via = next((g.name for g in traced[k + 1 :] if _parametrization_class(g)), None)
             cls = via.rsplit(".", 1)[0] if via and "." in via else None

@@ -77,6 +77,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
             since="2.5"),
     *_names("properties", "torch._dynamo.variables.user_defined.UserDefinedObjectVariable._is_c_defined_property",
             optional=True),  # older torch: the resolution is wrapped instead
+    *_names("parametrized_calls", "torch._dynamo.variables.nn_module.NNModuleVariable.call_function"),
     *_names("traced_stack", f"{_OG}.push_tx", f"{_OG}.pop_tx"),
     *_names("provenance", "torch.fx.interpreter.Interpreter._set_current_node",
             "torch._inductor.graph.GraphLowering.set_current_node",

@@ -70,6 +70,11 @@ KERNEL_WAIT_CAUSE = "cause:kernel_wait"
 #: and its share of a wait); a ``kernel`` record says whose the kernel is, and the assembler gives
 #: its samples to that cause, or splits them between the parametrization and the code it is fused with
 KERNEL_CAUSE = "cause:kernel"
+#: the function-table kind of a parametrized module's call that Dynamo traces as one piece, pushed
+#: on the traced stack for its duration (torch 2.4, which traces no parametrization ``@property``:
+#: it inlines ``Module._call_impl`` for each parametrized class and deep-copies the module into
+#: fake tensors; ``capture.hooks.parametrized_calls``); named by the user's class, file and line 0
+PARAMETRIZED_CALL = "parametrized_call"
 #: the function a sampled stack ends in for the time the garbage collector ran since the sample
 #: before (the sampler times each collection; the analysis reads its ``kind``): (name, file, line, kind)
 GC_FUNCTION = ("garbage collection", "", 0, "gc")

@@ -88,13 +88,18 @@ def _param(x: Session | CompiledFrame) -> float:
     return x.axes.causes.get("parametrization", 0.0) if x.axes is not None else 0.0
 
 
-@requires_torch("2.5", NO_PROPERTIES_24)
 def test_seed_attribution_names_parametrization(seed_runs: dict[str, CliResult]) -> None:
     sp = load_session(seed_runs["parametrized"].run_dir)
     assert sp.samples is not None and sp.samples.count > 50
     assert sp.axes is not None and max(sp.axes.causes, key=sp.axes.causes.__getitem__) == "parametrization"
     assert _param(sp.frames[0]) > 0
-    assert "parametrization (64 properties via Parametrization" in unwrap(seed_runs["parametrized"].stderr)
+    said = unwrap(seed_runs["parametrized"].stderr)
+    if torch_release() >= (2, 5):
+        assert "hottest: parametrization (64 properties via Parametrization" in said, said
+    else:  # torch 2.4 traces no property: the parametrized classes' inlined calls and deep copies are the cost
+        assert "hottest: parametrization cost" in said, said
+        assert "parametrized Linear calls (Module._call_impl inlined per class)" in sp.axes.parametrizations
+        assert sp.axes.causes["parametrization"] > 0.5 * sum(sp.axes.causes.values()), sp.axes.causes
     sq = load_session(seed_runs["plain"].run_dir)
     assert _param(sq) == 0
 

@@ -269,6 +269,24 @@ def test_parametrize_code_running_for_real_during_a_compile_is_a_parametrization
     assert ax.parametrizations == {"parametrized modules (default_deepcopy while compiling)": 1.0}
 
 
+def test_a_parametrized_module_call_on_torch_24_is_the_parametrizations() -> None:
+    """Torch 2.4 traces no property: capture puts each parametrized module's call on the traced stack
+    (``PARAMETRIZED_CALL``), and what Dynamo does under it (inlining ``Module._call_impl`` for the
+    module's own class) is the parametrization's, not the user code that calls the module."""
+    from dynaprof.model.journal import PARAMETRIZED_CALL
+
+    t = FunctionTable()
+    user = t("Module.forward", "/work/u.py", 11, "traced")
+    call = t("Linear", SP + "torch/nn/utils/parametrize.py", 0, PARAMETRIZED_CALL)
+    impl = t("Module._call_impl", SP + "torch/nn/modules/module.py", 1555, "traced")
+    inlined = _st(t, [("run", DYN + "symbolic_convert.py"), ("cleaned_instructions", DYN + "bytecode_transformation.py")],
+                  traced=[user, call, impl])
+    plain = _st(t, [("run", DYN + "symbolic_convert.py")], traced=[user, impl])
+    ax = _axes_session(t, [inlined, plain]).axes
+    assert ax is not None and ax.causes == {CAUSE_PARAMETRIZATION: 1.0, "Module.forward (u.py:11)": 1.0}
+    assert ax.parametrizations == {"parametrized Linear calls (Module._call_impl inlined per class)": 1.0}
+
+
 def test_the_deepest_parametrize_frame_names_the_cause_and_toolchain_frames_count_anywhere() -> None:
     """``Tables`` keeps the per-function facts as index sets too (one check per stack): the stack's
     deepest parametrize.py frame still names the cause, and a toolchain frame at any depth (not
