@@ -28,6 +28,7 @@ from dynaprof.capture.hooks.instructions import install_instruction_counter
 from dynaprof.capture.hooks.markers import install_markers
 from dynaprof.capture.hooks.metrics import install_metrics
 from dynaprof.capture.hooks.node_causes import install_node_causes
+from dynaprof.capture.hooks.parametrized_calls import install_parametrized_calls
 from dynaprof.capture.hooks.phases import install_phases
 from dynaprof.capture.hooks.properties import install_properties
 from dynaprof.capture.hooks.recompile_reasons import install_recompile_reasons
@@ -46,6 +47,7 @@ STEPS: tuple[tuple[str, Callable[[CompileRecorder], None]], ...] = (
     ("metrics", install_metrics),
     ("reset", install_reset),
     ("properties", install_properties),
+    ("parametrized_calls", install_parametrized_calls),  # after properties: only where it is missing
     ("traced_stack", install_traced_stack),
     ("provenance", install_node_causes),
     ("guard_causes", install_guard_causes),
@@ -100,11 +102,14 @@ class Recorder(CompileRecorder):
             self.warn(f"{ONLY_HOOKS_ENV}={only}: only these hooks were installed; the others' facts are unknown")
         self.emit({"t": "hooks", "items": self.hooks})
         self._knows_attempt = "phases" in self.hooks or "traced_stack" in self.hooks
-        if "phases" not in self.hooks:
+        if "phases" not in self.hooks:  # torch 2.4
+            backward = ("lazy backward compiles are found from AOT autograd's backward compiler instead"
+                        if "aot_graphs" in self.hooks else
+                        "nor are lazy backward compiles (at the first .backward()) sampled")
             self.warn(
-                f"torch {torch_version()}: lazy backward compiles (at the first .backward()) are not sampled: "
-                "they are found from torch's phase events, which this torch does not have; their metrics, where "
-                "torch logs them, still become backward frames"
+                f"torch {torch_version()}: no phase events: phase times are unknown, and compiled autograd's "
+                f"capture of the autograd graph is not a frame of its own (its time is in the compile it ran in); "
+                f"{backward}"
             )
 
     def install_step(self, name: str, install: Callable[[], None]) -> None:
