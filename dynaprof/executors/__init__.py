@@ -70,7 +70,8 @@ def make_engine(options: EngineOptions) -> Engine:
 def run_all(engine: Engine, tasks: Sequence[RunTask], on_result: Callable[[TaskResult], None],
             on_retry: Callable[[TaskResult], None] | None = None) -> bool:
     """Run ``tasks`` on ``engine``, calling ``on_result`` with each final result as it comes back
-    (in the caller's thread, so it may save state). A run that died is retried once; its second
+    (in the caller's thread, so it may save state; it may be called twice for one key, after a
+    Ctrl-C, so it keeps the last). A run that died is retried once; its second
     result is the final one and carries the first's reason. True when Ctrl-C stopped it: the runs
     not started are cancelled, those running are given their grace to save (their results, marked
     interrupted, are still passed on)."""
@@ -84,16 +85,20 @@ def run_all(engine: Engine, tasks: Sequence[RunTask], on_result: Callable[[TaskR
                 time.sleep(POLL_S)
                 continue
             for k in finished:
-                fut, task = pending.pop(k)
+                fut, task = pending[k]
                 result = _result(fut, task)
                 if result.died and task.attempt == 1:
                     if on_retry is not None:
                         on_retry(result)
                     again = dataclasses.replace(task, attempt=2, retried_because=result.error or "it died")
                     (new,) = engine.submit([again])
+                    pending.pop(k)
                     pending[id(new)] = (new, again)
                     continue
+                # taken off only once passed on: a Ctrl-C inside on_result passes it on again
+                # (``_interrupted``), so on_result keeps one record per key
                 on_result(result)
+                pending.pop(k)
     except KeyboardInterrupt:
         _interrupted(pending, on_result)
         return True
