@@ -19,6 +19,7 @@ from dynaprof.version import __version__
 _COMMAND_MODULES = (
     "dynaprof.cli.run",
     "dynaprof.cli.sweep",
+    "dynaprof.cli.suite_run",
     "dynaprof.cli.report",
     "dynaprof.cli.compare",
     "dynaprof.cli.pr",

@@ -18,7 +18,8 @@ PACKAGE = ROOT_DIR / "dynaprof"
 
 #: layer -> the layers it may import (besides itself and the leaves below)
 ALLOWED: dict[str, frozenset[str]] = {
-    "cli": frozenset({"run_folder", "render", "analysis", "ingest", "capture", "model"}),
+    "cli": frozenset({"executors", "run_folder", "render", "analysis", "ingest", "capture", "model"}),
+    "executors": frozenset({"model"}),
     "run_folder": frozenset({"render", "analysis", "ingest", "model"}),
     "render": frozenset({"analysis", "model"}),
     "analysis": frozenset({"model"}),
