@@ -43,7 +43,8 @@ class CheckCommand:
     help = "exit 1 when a run exceeds compile-time budgets (for CI)"
     description = (
         "Checks a run (folder or session.json) against budgets: total compile time, restarts, guards per "
-        "frame, graph breaks, recompiles, and regression against a baseline run. Exit status 0 when within "
+        "frame, graph breaks, recompiles, and regression against a baseline run. A suite (dynaprof suite) is "
+        "checked per model: --max-compile-time, --base SUITE --max-regression PCT. Exit status 0 when within "
         "budget, 1 with each breach listed, 2 on bad input."
     )
 
@@ -66,17 +67,24 @@ class CheckCommand:
                        help="a sweep (dynaprof sweep): exit 1 when a growth exponent's interval lies above K "
                             "(compile time and every cost over 5%% of it), or CAUSE's (a cause, phase group or "
                             "count); repeatable")
-        g.add_argument("--baseline", type=Path, metavar="RUN", help="baseline run for --max-regression")
+        g.add_argument("--baseline", "--base", type=Path, metavar="RUN",
+                       help="baseline run for --max-regression (a suite: the BASE suite)")
         g.add_argument("--max-regression", type=_number(float, "%"), metavar="PCT",
-                       help="allowed growth of total compile time over --baseline, in percent")
+                       help="allowed growth of total compile time over --baseline, in percent (a suite: of each "
+                            "model's, beyond the noise)")
 
     def run(self, args: argparse.Namespace) -> int:
+        from dynaprof.model.suite import is_suite
         from dynaprof.model.sweep import is_sweep
 
         if args.max_growth or is_sweep(args.run):  # a sweep's growth exponents
             from dynaprof.cli.sweep_gates import check_sweep
 
             return check_sweep(args)
+        if is_suite(args.run):  # per model
+            from dynaprof.cli.suite_gates import check_suite
+
+            return check_suite(args)
         if args.max_regression is not None and args.baseline is None:
             raise DynaprofError("--max-regression needs --baseline RUN to compare with")
         if args.baseline is not None and args.max_regression is None:

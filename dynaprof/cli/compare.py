@@ -178,8 +178,13 @@ class CompareCommand:
             raise DynaprofError(f"compare needs BASE and NEW (got {fmt.plural(len(args.pair), 'path')}), "
                                 "or --base RUN... --new RUN...")
         args.base, args.new = args.pair
+        from dynaprof.model.suite import is_suite
         from dynaprof.model.sweep import is_sweep
 
+        if is_suite(args.base) or is_suite(args.new):  # two suites: model by model
+            from dynaprof.cli.suite_gates import compare_suites_cli
+
+            return compare_suites_cli(args, (run_name(args.base), run_name(args.new)), args.output, margin_of(args))
         if is_sweep(args.base) or is_sweep(args.new):  # two sweeps: their growth exponents
             from dynaprof.cli.sweep_gates import compare_sweeps_cli
 

@@ -123,8 +123,15 @@ class PrCommand:
             loaded = [(pool([s for s, _ in side]), side[0][1]) for side in sides]
             firsts = [args.base_runs[0], args.new_runs[0]]
         else:
+            from dynaprof.model.suite import is_suite
             from dynaprof.model.sweep import is_sweep
 
+            if len(args.runs) == 2 and any(is_suite(p) for p in args.runs):  # two suites, model by model
+                from dynaprof.cli.compare import run_name
+                from dynaprof.cli.suite_gates import pr_suites_cli
+
+                return pr_suites_cli(args.runs, (run_name(args.runs[0]), run_name(args.runs[1])), str(args.number),
+                                     margin, lambda folder: _prepare(args.output or folder / PR_DIR), post_lines)
             if len(args.runs) == 2 and any(is_sweep(p) for p in args.runs):  # two sweeps' growth exponents
                 from dynaprof.cli.compare import run_name
                 from dynaprof.cli.sweep_gates import pr_sweeps_cli
