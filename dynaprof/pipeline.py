@@ -24,14 +24,15 @@ import contextlib
 import dataclasses
 import shutil
 import sys
-import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dynaprof.errors import DynaprofError
+from dynaprof.executors.run_task import CACHE_ENV as CACHE_ENV  # re-exported: where callers found it
+from dynaprof.executors.run_task import cold_caches as cold_caches  # one place, shared with the executors
 from dynaprof.fmt import plural, seconds, stored_s
 from dynaprof.model.journal import JOURNAL_FILE
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from dynaprof.capture.child import ChildConfig
     from dynaprof.capture.launcher import LaunchResult
     from dynaprof.capture.pyspy import PySpy
+    from dynaprof.executors import Engine
     from dynaprof.ingest.assemble import ParentFacts
     from dynaprof.ingest.kernel_match import PlainKernels, ReplayKernels
     from dynaprof.model.session import Session
@@ -50,23 +52,6 @@ Say = Callable[[str], None]
 REPEATS_DIR = "repeats"
 #: the folder under the run folder the counterfactual run writes into while it runs
 COUNTERFACTUAL_DIR = "counterfactual"
-#: the compiler cache locations ``--repeat`` points at a fresh folder for each run; TMPDIR too,
-#: since Inductor keeps its C++ precompiled header in the temp dir whatever its cache dir is
-CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TMPDIR")
-
-
-@contextlib.contextmanager
-def cold_caches(cold: bool = True) -> Iterator[dict[str, str]]:
-    """A fresh, empty folder for each compiler cache (``CACHE_ENV`` name -> folder), removed on
-    exit; none where not ``cold`` (the user's caches)."""
-    folders: dict[str, str] = {}
-    if cold:
-        folders = {name: tempfile.mkdtemp(prefix=f"dynaprof-{name.split('_')[0].lower()}-") for name in CACHE_ENV}
-    try:
-        yield folders
-    finally:
-        for folder in folders.values():
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass
@@ -226,6 +211,55 @@ def run_script(run: ScriptRun, run_dir: Path, options: RenderOptions, say: Say) 
         return Outcome(session, error=e.message, exit_status=result.exit_status)
     _remove_journals(run_dir, [c.journal for c in runs], run.repeat > 1)
     return Outcome(session, written, notes, exit_status=result.exit_status)
+
+
+def run_repeats_on(run: ScriptRun, run_dir: Path, options: RenderOptions, say: Say, engine: Engine,
+                   child_options: list[str]) -> Outcome:
+    """``run --repeat N --executor E``: each repeat a fresh ``dynaprof run`` (``child_options``)
+    on the engine's workers, its whole run folder kept at ``run_dir/repeats/i``; then one session of
+    those that came back (``analysis.repeats.combine``), written to ``run_dir`` as ``--repeat``
+    writes it in one process."""
+    from dynaprof.analysis.repeats import combine
+    from dynaprof.executors import run_all
+    from dynaprof.executors.run_task import RunTask, TaskResult
+    from dynaprof.model.store import load_session
+
+    target = ["-m", run.target, *run.args] if run.kind == "module" else [run.target, *run.args]
+    tasks = [RunTask(f"{REPEATS_DIR}/{i}", str(run_dir / REPEATS_DIR / str(i)), target, child_options,
+                     cold=not run.warm) for i in range(1, run.repeat + 1)]
+    results: dict[str, TaskResult] = {}
+
+    def on_result(result: TaskResult) -> None:
+        results[result.key] = result
+        if not run.quiet:
+            said = "done" if result.exit_status == 0 else f"failed: {result.error}"
+            say(f"dynaprof: {result.key} on the {engine.name} executor: {said} ({len(results)} of {len(tasks)})")
+
+    for note in engine.notes if not run.quiet else []:
+        say(f"dynaprof: note: {note}")
+    interrupted = run_all(engine, tasks, on_result)
+    sessions, failed = [], []
+    for task in tasks:
+        result = results.get(task.key)
+        folder = Path(task.run_dir)
+        if result is not None and (folder / "session.json").is_file():
+            sessions.append(load_session(folder))
+        if result is None or result.exit_status != 0:
+            failed.append(f"{task.key}: {result.error if result is not None else 'did not come back'}")
+    if not sessions:
+        raise DynaprofError(f"--repeat {run.repeat}: no run came back with a session ({'; '.join(failed)})",
+                            next((r.exit_status for r in results.values() if r.exit_status), None) or 1)
+    session = combine(sessions, cold=not run.warm)
+    if failed or interrupted:
+        session.capture.warnings.append(
+            f"--repeat {run.repeat}: {len(sessions)} of {run.repeat} runs came back"
+            + (" (interrupted)" if interrupted else "") + (f"; {'; '.join(failed)}" if failed else ""))
+    try:
+        written, notes = write(session, run_dir, options, say=say)
+    except DynaprofError as e:
+        return Outcome(session, error=e.message, exit_status=130 if interrupted else 1)
+    status = 130 if interrupted else next((r.exit_status or 1 for r in results.values() if r.exit_status != 0), 0)
+    return Outcome(session, written, notes, exit_status=status)
 
 
 def _combine(run: ScriptRun, runs: list[_Captured]) -> tuple[Session, LaunchResult]:

@@ -13,12 +13,13 @@ from pathlib import Path
 
 from dynaprof import fmt
 from dynaprof.cli.common import display_path, summary_width
+from dynaprof.cli.executor_options import add_executor_options, engine_options
 from dynaprof.cli.outputs import render_options
 from dynaprof.cli.run_options import add_run_options
 from dynaprof.errors import DynaprofError
 from dynaprof.model.environment import redact_argv
-from dynaprof.pipeline import ScriptRun, info, run_script
-from dynaprof.pipeline import cold_caches as cold_caches  # where `dynaprof sweep` imports it from
+from dynaprof.pipeline import Outcome, ScriptRun, info, run_script
+from dynaprof.render.base import RenderOptions
 from dynaprof.run_folder.location import default_run_dir, prepare_out_dir
 
 
@@ -55,6 +56,7 @@ class RunCommand:
 
     def prepare_parser(self, p: argparse.ArgumentParser) -> None:
         add_run_options(p)
+        add_executor_options(p, default=None)
 
     def run(self, args: argparse.Namespace) -> int:
         from dynaprof.cli import ranks_support
@@ -63,6 +65,8 @@ class RunCommand:
 
         kind, target, rest = _target(args)
         options = render_options(args)
+        # a farmed-out repeat is a `dynaprof run` of its own: the options given, as given
+        child_options = _one_run_options(ranks_support.forwarded_options(args))
         run = _script_run(args, kind, target, rest)
         stem = Path(run.target).stem if run.kind == "script" else run.target.rsplit(".", 1)[-1]
         if args.nproc_per_node is not None:
@@ -75,7 +79,10 @@ class RunCommand:
             run_dir = prepare_out_dir(args.output or default_run_dir(stem), args.force).resolve()
         if not args.quiet and rank is None:
             info(f"dynaprof: profiling {fmt.terminal_safe(run.target)} -> {fmt.terminal_safe(display_path(run_dir))}/")
-        out = run_script(dataclasses.replace(run, no_progress=rank is not None), run_dir, options, info)
+        if args.executor is not None:
+            out = _farmed(args, run, run_dir, options, child_options)
+        else:
+            out = run_script(dataclasses.replace(run, no_progress=rank is not None), run_dir, options, info)
         if out.error is not None:  # the script ran; its exit status is still what we return
             info(f"dynaprof: error: {out.error}; the capture journal is kept: re-run "
                  f"`dynaprof report {fmt.terminal_safe(display_path(run_dir))}` once there is space")
@@ -86,6 +93,36 @@ class RunCommand:
             sys.stderr.write(summary_text(out.session, options.max_rows, summary_width(), screen=True))
             print_written(run_dir, out.written, out.notes)
         return out.exit_status
+
+
+def _one_run_options(words: list[str]) -> list[str]:
+    """A repeat's own options: the run's, less ``--repeat N`` and ``--warm`` (its caches are the task's)."""
+    out: list[str] = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+        elif w == "--repeat":
+            skip = True
+        elif w != "--warm":
+            out.append(w)
+    return out
+
+
+def _farmed(args: argparse.Namespace, run: ScriptRun, run_dir: Path, options: RenderOptions,
+            child_options: list[str]) -> Outcome:
+    """``run --repeat N --executor E``: the repeats on the engine's workers (``pipeline.run_repeats_on``)."""
+    from dynaprof.executors import make_engine
+    from dynaprof.pipeline import run_repeats_on
+
+    if args.nproc_per_node is not None or args.counterfactual or args.torch_trace or args.sampler == "py-spy":
+        raise DynaprofError("--executor farms out --repeat runs: it does not combine with --nproc-per-node, "
+                            "--counterfactual, --torch-trace or --sampler py-spy")
+    engine = make_engine(engine_options(args, run_dir))
+    try:
+        return run_repeats_on(run, run_dir, options, info, engine, child_options)
+    finally:
+        engine.close()
 
 
 def _script_run(args: argparse.Namespace, kind: str, target: str, rest: list[str]) -> ScriptRun:

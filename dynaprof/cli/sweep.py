@@ -2,7 +2,7 @@
 
 Each point and repeat is a fresh ``dynaprof run`` process (the same pipeline, one run folder each,
 kept), with NAME set in its environment and ``{NAME}`` replaced in the arguments, and cold
-compiler caches unless ``--warm`` (``run.cold_caches``, as ``run --repeat`` makes them). Beside the
+compiler caches unless ``--warm`` (``executors.run_task``, the run every executor makes). Beside the
 point folders go ``sweep.json`` (rewritten after every run, so Ctrl-C keeps what finished), then
 ``summary.md``, ``report.html`` and ``growth.svg``. A run that fails is recorded with its exit status
 and error and the sweep goes on.
@@ -14,15 +14,15 @@ import argparse
 import datetime
 import os
 import re
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 from dynaprof import fmt
 from dynaprof.cli.common import display_path
-from dynaprof.cli.run import cold_caches
+from dynaprof.cli.executor_options import add_executor_options, engine_options
 from dynaprof.errors import DynaprofError
+from dynaprof.executors import make_engine, run_all
+from dynaprof.executors.run_task import RunTask, TaskResult
 from dynaprof.model.environment import redact_argv
 from dynaprof.model.sweep import (
     SWEEP_SCHEMA_VERSION,
@@ -40,9 +40,6 @@ from dynaprof.run_folder.location import default_run_dir, prepare_out_dir
 from dynaprof.version import __version__
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-#: how long an interrupted point's run may take to save what it compiled
-_INTERRUPT_GRACE_S = 60.0
-LOG_SUFFIX = ".log"
 
 
 def parse_param(text: str) -> SweepParam:
@@ -64,15 +61,6 @@ def substitute(args: list[str], values: dict[str, str]) -> list[str]:
             a = a.replace("{" + name + "}", v)
         out.append(a)
     return out
-
-
-def last_error(log: Path) -> str:
-    """The last non-empty line the run printed (a traceback's exception line), cut short."""
-    try:
-        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return ""
-    return next((fmt.one_line(ln.strip(), 300) for ln in reversed(lines) if ln.strip()), "")
 
 
 class _Status:
@@ -103,41 +91,13 @@ class _Status:
             sys.stderr.flush()
 
 
-def _child_env(values: dict[str, str], caches: dict[str, str]) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(values)
-    env.update(caches)
-    # the point's dynaprof is this one, wherever it was imported from (after the user's own path)
-    here = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), here) if p)
-    return env
-
-
-def run_point(out: Path, rel: str, target: list[str], values: dict[str, str], run_opts: list[str],
-              cold: bool) -> tuple[PointRun, str | None, bool]:
-    """One fresh ``dynaprof run`` of one point: (its record, its torch version, interrupted)."""
-    run_dir = out / rel
-    log = out / f"{rel}{LOG_SUFFIX}"
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "dynaprof", "run", "-q", "--force", "-o", str(run_dir), *run_opts, "--", *target]
-    interrupted = False
-    start = time.perf_counter()
-    with cold_caches(cold) as caches, log.open("wb") as fh:
-        child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
-                                 env=_child_env(values, caches))
-        try:
-            status = child.wait()
-        except KeyboardInterrupt:  # the child had the same Ctrl-C: let it save what it compiled
-            interrupted = True
-            try:
-                status = child.wait(_INTERRUPT_GRACE_S)
-            except (subprocess.TimeoutExpired, KeyboardInterrupt):
-                child.kill()
-                status = child.wait()
-    wall = fmt.stored_s(time.perf_counter() - start)
-    repeat = int(rel.rsplit("/", 1)[-1])
-    record = PointRun(repeat, rel, status, None, wall)
+def point_record(out: Path, result: TaskResult) -> tuple[PointRun, str | None]:
+    """What a sweep keeps of one point's run (``executors.run_task``, the run every executor
+    makes): its record and its torch version."""
+    repeat = int(result.key.rsplit("/", 1)[-1])
+    record = PointRun(repeat, result.key, result.exit_status, None, result.wall_s)
     torch_version = None
+    run_dir = out / result.key
     if (run_dir / "session.json").exists():
         from dynaprof.run_folder.sweep_folder import read_run
 
@@ -147,10 +107,9 @@ def run_point(out: Path, rel: str, target: list[str], values: dict[str, str], ru
             record.error = f"its session.json cannot be read: {e.message}"
     else:
         record.error = "no session.json was written"
-    if status != 0:  # a run Ctrl-C cut short keeps its folder, but not its measures
-        why = "interrupted (Ctrl-C)" if interrupted else last_error(log)
-        record.error = f"exit status {status}" + (f": {why}" if why else "")
-    return record, torch_version, interrupted
+    if result.exit_status != 0:  # a run Ctrl-C cut short keeps its folder, but not its measures
+        record.error = result.error
+    return record, torch_version
 
 
 class SweepCommand:
@@ -182,6 +141,7 @@ class SweepCommand:
                        help="each run's stack sampler (the causes and phases need it; default builtin)")
         p.add_argument("--rate", type=float, metavar="HZ", help="each run's sampling rate (default: run's)")
         p.add_argument("--quiet", "-q", action="store_true", help="only the verdict on stderr")
+        add_executor_options(p)
         p.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]")
 
     def run(self, args: argparse.Namespace) -> int:
@@ -210,31 +170,45 @@ class SweepCommand:
         if not args.quiet:
             info(f"dynaprof sweep: {fmt.terminal_safe(script[0])}, {n} points x {fmt.plural(args.repeat, 'run')} "
                  f"-> {fmt.terminal_safe(display_path(out))}/")
+        tasks: list[RunTask] = []
+        labels: dict[str, tuple[SweepPoint, str]] = {}
+        points: list[SweepPoint] = []  # a point goes in the sweep once a run of it came back
+        for i in range(n):
+            values = {p.name: p.values[i] for p in params}
+            point = SweepPoint(values, size_of(params[0].values[i], params[0].name))
+            points.append(point)
+            target = [script[0], *substitute(script[1:], values)]
+            for r in range(1, args.repeat + 1):
+                key = f"{point_dir(values)}/{r}"
+                tasks.append(RunTask(key, str(out / key), target, run_opts, dict(values), None, not args.warm))
+                labels[key] = (point, ", ".join(f"{k}={v}" for k, v in values.items()) + f", run {r} of {args.repeat}")
         done = 0
+        status.show(labels[tasks[0].key][1], done)
+
+        def on_result(result: TaskResult) -> None:
+            nonlocal done
+            point, label = labels[result.key]
+            record, torch_version = point_record(out, result)
+            sweep.torch_version = sweep.torch_version or torch_version
+            point.runs = sorted([*(x for x in point.runs if x.repeat != record.repeat), record],
+                                key=lambda x: x.repeat)
+            sweep.points = [p for p in points if p.runs]
+            done += 1
+            save_sweep(sweep, out)
+            compiled = record.measures.get("total")
+            took = (f"failed: {record.error}" if not record.ok else
+                    f"{fmt.seconds(compiled)} compile" if compiled is not None else "nothing compiled")
+            status.done(f"{label}: {took}", record.wall_s or 0.0)
+            if done < len(tasks):
+                status.show(f"{done} of {len(tasks)} runs back", done)
+
+        engine = make_engine(engine_options(args, out))
+        for note in engine.notes if not args.quiet else []:  # parallel runs slow each other's compiles
+            info(f"dynaprof sweep: note: {note}")
         try:
-            for i in range(n):
-                values = {p.name: p.values[i] for p in params}
-                point = SweepPoint(values, size_of(params[0].values[i], params[0].name))
-                sweep.points.append(point)
-                target = [script[0], *substitute(script[1:], values)]
-                for r in range(1, args.repeat + 1):
-                    label = ", ".join(f"{k}={v}" for k, v in values.items())
-                    status.show(f"{label}, run {r} of {args.repeat}", done)
-                    record, torch_version, stopped = run_point(out, f"{point_dir(values)}/{r}", target, values,
-                                                               run_opts, not args.warm)
-                    sweep.torch_version = sweep.torch_version or torch_version
-                    point.runs.append(record)
-                    done += 1
-                    save_sweep(sweep, out)
-                    if stopped:
-                        raise KeyboardInterrupt
-                    compiled = record.measures.get("total")
-                    took = (f"failed: {record.error}" if not record.ok else
-                            f"{fmt.seconds(compiled)} compile" if compiled is not None else "nothing compiled")
-                    status.done(f"{label}, run {r} of {args.repeat}: {took}", record.wall_s or 0.0)
-        except KeyboardInterrupt:
-            sweep.interrupted = True
+            sweep.interrupted = run_all(engine, tasks, on_result)
         finally:
+            engine.close()
             status.clear()
         g, written = finish_sweep(sweep, out)
         for line in terminal_lines(sweep, g):

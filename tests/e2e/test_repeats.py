@@ -126,6 +126,31 @@ def test_repeat_runs_fresh_processes_with_cold_caches(tmp_path: Path) -> None:
 
 
 @pytest.mark.torch
+def test_repeats_farmed_out_to_workers_are_whole_runs_combined(tmp_path: Path) -> None:
+    """``--executor local --workers 2``: each repeat a ``dynaprof run`` of its own on the executor
+    (the run's options with it), its folder kept; one session of them, as ``--repeat`` makes."""
+    (tmp_path / "job.py").write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k not in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")}
+    proc = run_dynaprof(["run", "-o", "r", "--repeat", "3", "--rate", "250", "--executor", "local", "--workers", "2",
+                         "job.py"], cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "2 runs at a time on one machine" in proc.stderr and "repeats/3 on the local executor: done" in proc.stderr
+    caches = [c for i in (1, 2, 3) for c in _caches((tmp_path / "r" / "repeats" / f"{i}.log").read_text())]
+    assert len(caches) == 3 and len({c[0] for c in caches}) == 3 and all(c[0] for c in caches)  # cold, each its own
+    for i in (1, 2, 3):
+        one = load_session(tmp_path / "r" / "repeats" / str(i))
+        assert one.run.command[:2] == ["dynaprof", "run"] and "--rate" in one.run.command
+        assert "--repeat" not in one.run.command and one.repeats == []
+    s = load_session(tmp_path / "r")
+    assert [r.index for r in s.repeats] == [1, 2, 3] and all(r.cold and r.exit_status == 0 for r in s.repeats)
+    assert s.run.repeat == median_repeat([r.compile_s for r in s.repeats]) + 1
+    assert "3 repeats, cold caches: compile median" in proc.stderr
+    bad = run_dynaprof(["run", "-o", "x", "--repeat", "2", "--executor", "local", "--counterfactual", "job.py"],
+                       cwd=tmp_path)
+    assert bad.returncode == 2 and "does not combine" in bad.stderr
+
+
+@pytest.mark.torch
 def test_warm_repeats_keep_the_users_caches(tmp_path: Path) -> None:
     (tmp_path / "job.py").write_text(SCRIPT)
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "mine")}
