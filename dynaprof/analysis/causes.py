@@ -233,13 +233,13 @@ def stack_phase(st: Stack, t: Tables) -> str:
     return deepest or "other"
 
 
-def stack_phases(session: Session) -> list[str]:
+def stack_phases(session: Session, t: Tables | None = None) -> list[str]:
     """The phase of each stack of ``session.samples.stacks`` (same order). Pure: a render works it
     out once (``analysis.derived.Derived.phases``) and hands it to the category, cause and
-    user-code views, which all start from it."""
+    user-code views, which all start from it. ``t``: the session's tables, where the caller has them."""
     if session.samples is None:
         return []
-    t = Tables(session.functions)
+    t = Tables(session.functions) if t is None else t
     return [stack_phase(st, t) for st in session.samples.stacks]
 
 
@@ -352,7 +352,7 @@ def axes(session: Session, phases: Sequence[str] | None = None,
     if session.samples is None:
         return None, {}
     t = session_tables(session)
-    phase_of = stack_phases(session) if phases is None else phases
+    phase_of = stack_phases(session, t) if phases is None else phases
     finals = {f.key: f.restarts for f in session.frames}
     run = Axes()
     per: dict[str, Axes] = {f.key: Axes() for f in session.frames}
