@@ -1,5 +1,6 @@
 """``--executor`` and its engines' options: declared once, for every command that farms runs out
-(``suite``, ``sweep``), and read into :class:`~dynaprof.executors.EngineOptions`."""
+(``suite``, ``sweep``, ``run --repeat``), and read into :class:`~dynaprof.executors.EngineOptions`;
+and the options each farmed-out run of ``suite`` and ``sweep`` takes."""
 
 from __future__ import annotations
 
@@ -41,3 +42,15 @@ def engine_options(args: argparse.Namespace, out: Path) -> EngineOptions:
     return EngineOptions(args.executor or "local", args.workers, args.gpus_per_task, args.cpus_per_task,
                          str(out / ".submitit"), args.slurm_partition, args.slurm_timeout, args.slurm_cluster,
                          args.ray_address, args.shared_fs)
+
+
+def add_each_run_options(p: argparse.ArgumentParser) -> None:
+    """The ``dynaprof run`` options each farmed-out run of ``suite`` and ``sweep`` takes."""
+    p.add_argument("--sampler", choices=("builtin", "none"), default="builtin",
+                   help="each run's stack sampler (the causes and phases need it; default builtin)")
+    p.add_argument("--rate", type=float, metavar="HZ", help="each run's sampling rate (default: run's)")
+
+
+def each_run_options(args: argparse.Namespace) -> list[str]:
+    """``add_each_run_options``' values as ``dynaprof run`` words."""
+    return ["--sampler", args.sampler] + (["--rate", f"{args.rate:g}"] if args.rate is not None else [])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dynaprof import fmt
 from dynaprof.cli.common import display_path
-from dynaprof.cli.executor_options import add_executor_options, engine_options
+from dynaprof.cli.executor_options import add_each_run_options, add_executor_options, each_run_options, engine_options
 from dynaprof.errors import DynaprofError
 from dynaprof.executors import make_engine, run_all
 from dynaprof.executors.run_task import RunTask, TaskResult
@@ -60,9 +60,7 @@ class SuiteCommand:
                        help="read PyTorch's dynamo benchmark harness CSVs (compilation_latency, "
                             "*_compilation_metrics.csv) into DIR as a suite without causes, to compare with")
         p.add_argument("--force", action="store_true", help="write into an existing non-empty DIR")
-        p.add_argument("--sampler", choices=("builtin", "none"), default="builtin",
-                       help="each run's stack sampler (the causes need it; default builtin)")
-        p.add_argument("--rate", type=float, metavar="HZ", help="each run's sampling rate (default: run's)")
+        add_each_run_options(p)
         p.add_argument("--quiet", "-q", action="store_true", help="only the summary on stderr")
         add_executor_options(p)
 
@@ -112,7 +110,7 @@ class SuiteCommand:
             raise DynaprofError("nothing to run: dynaprof suite SUITE.toml -o DIR (or --resume DIR)")
         entries = load_entries(args.suite)
         out = prepare_out_dir(args.output or default_run_dir(args.suite.stem + "-suite"), args.force).resolve()
-        run_opts = ["--sampler", args.sampler] + (["--rate", f"{args.rate:g}"] if args.rate is not None else [])
+        run_opts = each_run_options(args)
         suite = Suite(SUITE_SCHEMA_VERSION, str(args.suite), ORIGIN_DYNAPROF, entries, args.repeat, not args.warm,
                       args.executor, args.workers, redact_argv(["dynaprof", *args.argv]),
                       datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), None, __version__,

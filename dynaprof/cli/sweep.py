@@ -19,7 +19,7 @@ from pathlib import Path
 
 from dynaprof import fmt
 from dynaprof.cli.common import display_path
-from dynaprof.cli.executor_options import add_executor_options, engine_options
+from dynaprof.cli.executor_options import add_each_run_options, add_executor_options, each_run_options, engine_options
 from dynaprof.errors import DynaprofError
 from dynaprof.executors import make_engine, run_all
 from dynaprof.executors.run_task import RunTask, TaskResult
@@ -137,9 +137,7 @@ class SweepCommand:
         p.add_argument("-o", "--output", type=Path, metavar="DIR", help="sweep folder (default: a new folder under "
                                                                         "./dynaprof-runs/)")
         p.add_argument("--force", action="store_true", help="write into an existing non-empty DIR")
-        p.add_argument("--sampler", choices=("builtin", "none"), default="builtin",
-                       help="each run's stack sampler (the causes and phases need it; default builtin)")
-        p.add_argument("--rate", type=float, metavar="HZ", help="each run's sampling rate (default: run's)")
+        add_each_run_options(p)
         p.add_argument("--quiet", "-q", action="store_true", help="only the verdict on stderr")
         add_executor_options(p)
         p.add_argument("script", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]")
@@ -160,7 +158,7 @@ class SweepCommand:
             raise DynaprofError("nothing to run: dynaprof sweep --param NAME=V1,V2 script.py [args]")
         if not Path(script[0]).is_file():
             raise DynaprofError(f"can't open file {script[0]!r}: no such file")
-        run_opts = ["--sampler", args.sampler] + (["--rate", f"{args.rate:g}"] if args.rate is not None else [])
+        run_opts = each_run_options(args)
         out = prepare_out_dir(args.output or default_run_dir(Path(script[0]).stem + "-sweep"), args.force).resolve()
         sweep = Sweep(SWEEP_SCHEMA_VERSION, params, script[0], script[1:], redact_argv(["dynaprof", *args.argv]),
                       args.repeat, not args.warm, datetime.datetime.now(datetime.timezone.utc).isoformat(

@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dynaprof.errors import DynaprofError, SessionError
 from dynaprof.model.codec import DecodeError, from_json, to_json
@@ -213,3 +213,41 @@ def _check_references(session: Session, where: str) -> None:
                 raise SessionError(
                     f"{where}: invalid session: inline_profile[{i}] refers to function {idx}, table has {n}"
                 )
+
+
+_Doc = TypeVar("_Doc")
+
+
+def save_document(doc: object, folder: Path, file_name: str) -> Path:
+    """A versioned document beside the runs (``sweep.json``, ``suite.json``), indented for reading."""
+    path = Path(folder) / file_name
+    atomic_write(path, json.dumps(to_json(doc), ensure_ascii=False, allow_nan=False, indent=1) + "\n")
+    return path
+
+
+def is_document(path: Path, file_name: str) -> bool:
+    """Whether ``path`` is a folder holding ``file_name``, or that file."""
+    path = Path(path)
+    return (path.is_dir() and (path / file_name).is_file()) or (path.is_file() and path.name == file_name)
+
+
+def load_document(cls: type[_Doc], path: Path, file_name: str, what: str, newest: int) -> tuple[_Doc, Path]:
+    """A versioned document (``what``: "sweep", "suite") from its folder or file, and that file;
+    SessionError (one line) on any problem, a newer schema than ``newest`` included."""
+    file = Path(path) / file_name if Path(path).is_dir() else Path(path)
+    text = read_text(file)
+    try:
+        data: Any = json.loads(text)
+    except (json.JSONDecodeError, RecursionError, ValueError) as e:
+        raise SessionError(f"{file}: not valid JSON ({e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("schema_version"), int):
+        raise SessionError(f"{file}: not a dynaprof {what} (no schema_version)")
+    if data["schema_version"] > newest:
+        raise SessionError(f"{file}: written by a newer dynaprof ({what} schema {data['schema_version']}, this one "
+                           f"reads up to {newest}); upgrade dynaprof to read it")
+    try:
+        return from_json(cls, data), file
+    except DecodeError as e:
+        raise SessionError(f"{file}: invalid {what}: {e}") from None
+    except RecursionError:
+        raise SessionError(f"{file}: invalid {what}: nested too deeply") from None

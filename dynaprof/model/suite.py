@@ -11,15 +11,13 @@ runs only what is missing. Times are seconds; a measure missing from a run was a
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dynaprof.errors import DynaprofError, SessionError
-from dynaprof.model.codec import DecodeError, from_json, to_json
-from dynaprof.model.store import atomic_write, read_text
+from dynaprof.errors import DynaprofError
+from dynaprof.model.store import is_document, load_document, save_document
 
 SUITE_FILE = "suite.json"
 #: Bump when a change would make an older dynaprof misread a suite.
@@ -197,38 +195,15 @@ def load_entries(path: Path) -> list[SuiteEntry]:
     return entries
 
 
-def suite_to_text(suite: Suite) -> str:
-    return json.dumps(to_json(suite), ensure_ascii=False, allow_nan=False, indent=1) + "\n"
-
-
 def save_suite(suite: Suite, folder: Path) -> Path:
-    path = Path(folder) / SUITE_FILE
-    atomic_write(path, suite_to_text(suite))
-    return path
+    return save_document(suite, folder, SUITE_FILE)
 
 
 def is_suite(path: Path) -> bool:
     """Whether ``path`` is a suite folder or its suite.json."""
-    path = Path(path)
-    return (path.is_dir() and (path / SUITE_FILE).is_file()) or (path.is_file() and path.name == SUITE_FILE)
+    return is_document(path, SUITE_FILE)
 
 
 def load_suite(path: Path) -> Suite:
     """A suite from its folder or suite.json; SessionError (one line) on any problem."""
-    file = Path(path) / SUITE_FILE if Path(path).is_dir() else Path(path)
-    text = read_text(file)
-    try:
-        data: Any = json.loads(text)
-    except (json.JSONDecodeError, RecursionError, ValueError) as e:
-        raise SessionError(f"{file}: not valid JSON ({e})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("schema_version"), int):
-        raise SessionError(f"{file}: not a dynaprof suite (no schema_version)")
-    if data["schema_version"] > SUITE_SCHEMA_VERSION:
-        raise SessionError(f"{file}: written by a newer dynaprof (suite schema {data['schema_version']}, this one "
-                           f"reads up to {SUITE_SCHEMA_VERSION}); upgrade dynaprof to read it")
-    try:
-        return from_json(Suite, data)
-    except DecodeError as e:
-        raise SessionError(f"{file}: invalid suite: {e}") from None
-    except RecursionError:
-        raise SessionError(f"{file}: invalid suite: nested too deeply") from None
+    return load_document(Suite, path, SUITE_FILE, "suite", SUITE_SCHEMA_VERSION)[0]

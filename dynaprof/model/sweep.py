@@ -10,16 +10,13 @@ that reads the sweep, by today's rules). Times are seconds; a measure missing fr
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from dynaprof.errors import DynaprofError, SessionError
-from dynaprof.model.codec import DecodeError, from_json, to_json
-from dynaprof.model.store import atomic_write, read_text
+from dynaprof.model.store import is_document, load_document, save_document
 
 SWEEP_FILE = "sweep.json"
 #: Bump when a change would make an older dynaprof misread a sweep.
@@ -165,41 +162,18 @@ def point_dir(values: dict[str, str]) -> str:
     return "_".join(f"{k}-{_UNSAFE.sub('_', v).strip('._') or 'x'}" for k, v in values.items())
 
 
-def sweep_to_text(sweep: Sweep) -> str:
-    return json.dumps(to_json(sweep), ensure_ascii=False, allow_nan=False, indent=1) + "\n"
-
-
 def save_sweep(sweep: Sweep, folder: Path) -> Path:
-    path = Path(folder) / SWEEP_FILE
-    atomic_write(path, sweep_to_text(sweep))
-    return path
+    return save_document(sweep, folder, SWEEP_FILE)
 
 
 def is_sweep(path: Path) -> bool:
     """Whether ``path`` is a sweep folder or its sweep.json."""
-    path = Path(path)
-    return (path.is_dir() and (path / SWEEP_FILE).is_file()) or (path.is_file() and path.name == SWEEP_FILE)
+    return is_document(path, SWEEP_FILE)
 
 
 def load_sweep(path: Path) -> Sweep:
     """A sweep from its folder or sweep.json; SessionError (one line) on any problem."""
-    file = Path(path) / SWEEP_FILE if Path(path).is_dir() else Path(path)
-    text = read_text(file)
-    try:
-        data: Any = json.loads(text)
-    except (json.JSONDecodeError, RecursionError, ValueError) as e:
-        raise SessionError(f"{file}: not valid JSON ({e})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("schema_version"), int):
-        raise SessionError(f"{file}: not a dynaprof sweep (no schema_version)")
-    if data["schema_version"] > SWEEP_SCHEMA_VERSION:
-        raise SessionError(f"{file}: written by a newer dynaprof (sweep schema {data['schema_version']}, this one "
-                           f"reads up to {SWEEP_SCHEMA_VERSION}); upgrade dynaprof to read it")
-    try:
-        sweep = from_json(Sweep, data)
-    except DecodeError as e:
-        raise SessionError(f"{file}: invalid sweep: {e}") from None
-    except RecursionError:
-        raise SessionError(f"{file}: invalid sweep: nested too deeply") from None
+    sweep, file = load_document(Sweep, path, SWEEP_FILE, "sweep", SWEEP_SCHEMA_VERSION)
     if not sweep.params:
         raise SessionError(f"{file}: invalid sweep: no parameter")
     return sweep
