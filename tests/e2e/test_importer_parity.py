@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dynaprof.ingest.trace_to_session import import_torch_trace
+from dynaprof.ingest.trace_to_session import OLD_LOG_UNKNOWN, import_torch_trace
 from dynaprof.model.session import CompiledFrame, Session
 from dynaprof.model.store import load_session
 from tests.conftest import profile
@@ -77,14 +77,19 @@ def test_the_script_has_what_the_parity_is_about(both: tuple[Session, Session]) 
     assert any(f.restarts for f in frames) and any(f.restart_details for f in frames)
     assert any(f.graph_breaks for f in frames) and any(f.recompile_reason for f in frames)
     assert any("#" in f.key for f in frames)
-    if torch_release() >= (2, 5):  # torch 2.4 has neither the phase events nor the metrics of a lazy backward
-        assert any(f.key.endswith(":bw") for f in frames)
+    assert any(f.key.endswith(":bw") for f in frames)  # torch 2.4: found from AOT autograd's backward compiler
 
 
 def test_both_importers_give_the_same_frames_under_the_same_keys(both: tuple[Session, Session]) -> None:
     live, trace = both
-    assert [f.key for f in live.frames] == [f.key for f in trace.frames]
+    if torch_release() < (2, 5):  # torch 2.4 logs nothing of a lazy backward compile: the import says so
+        assert OLD_LOG_UNKNOWN in trace.capture.warnings
+        assert not any(f.kind == "backward" for f in trace.frames)
+        assert [f.key for f in live.frames if f.kind != "backward"] == [f.key for f in trace.frames]
+    else:
+        assert [f.key for f in live.frames] == [f.key for f in trace.frames]
     j, t = _by_key(live), _by_key(trace)
+    j = {k: f for k, f in j.items() if k in t}  # (torch 2.4: not the backward frames)
     same = SAME if torch_release() >= (2, 5) else tuple(n for n in SAME if n not in NOT_IN_24_LOG)
     differ = {k: [(n, getattr(j[k], n), getattr(t[k], n)) for n in same if getattr(j[k], n) != getattr(t[k], n)]
               for k in j}

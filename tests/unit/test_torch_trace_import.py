@@ -24,11 +24,11 @@ from hypothesis import strategies as st
 
 from dynaprof.errors import DynaprofError
 from dynaprof.ingest.torch_trace import is_torch_trace, parse_graph_break
-from dynaprof.ingest.trace_to_session import import_torch_trace, import_torch_trace_ranks
+from dynaprof.ingest.trace_to_session import OLD_LOG_UNKNOWN, import_torch_trace, import_torch_trace_ranks
 from dynaprof.model.session import Session
 from dynaprof.model.store import session_from_text, session_to_text
 from tests.conftest import load_benchmark
-from tests.helpers import ROOT_DIR
+from tests.helpers import ROOT_DIR, torch_release
 
 ROOT = ROOT_DIR
 DATA = ROOT / "tests" / "data" / "torch_trace"
@@ -377,7 +377,8 @@ def _tlparse_frames(tl: Path) -> list[tuple[str, int | None, tuple[str, ...]]]:
 def test_agrees_with_tlparse(fresh_logs: dict[str, tuple[Path, Path]], name: str) -> None:
     log, tl = fresh_logs[name]
     s = import_torch_trace(log.parent)
-    assert s.capture.warnings == [] and s.run.complete
+    # torch 2.4's log has no phase events or artifacts: the import says what that leaves unknown
+    assert s.capture.warnings == ([] if torch_release() >= (2, 5) else [OLD_LOG_UNKNOWN]) and s.run.complete
     ours = [(f.trace_id, f.guard_count, tuple(f.restart_reasons)) for f in s.frames]
     assert Counter(ours) == Counter(_tlparse_frames(tl))
     # compile directory: every compile id with metrics, as tlparse names them ("[0/0_1]")
