@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv with torch 2.13.0 (CPU wheel) and dynaprof; install Graphviz's `dot` (and, with
-# --test, Chromium for the browser tests) from Debian when missing. Safe to run repeatedly.
+# --test, Chromium for the browser tests and Slurm with munge for the executors' tests) from Debian
+# when missing. Safe to run repeatedly.
 #   bash scripts/setup.sh [--test] [--torch VERSION]
 # --torch VERSION: the same in .venv-torch-VERSION with torch==VERSION (PyPI's build: a CUDA one for
 # most releases, ~5 GB, which runs on CPU), to check dynaprof against another torch.
@@ -52,5 +53,9 @@ apt_install() {
 need=()
 command -v dot >/dev/null || need+=(graphviz)
 if [ "$WITH_TESTS" = 1 ] && [ ! -x /usr/bin/chromium ]; then need+=(chromium); fi
+# the executors' tests start a one-node Slurm of their own (tests/e2e/slurm_cluster.py)
+if [ "$WITH_TESTS" = 1 ] && { [ ! -x /usr/sbin/slurmctld ] || [ ! -x /usr/sbin/slurmd ] || [ ! -x /usr/sbin/munged ]; }; then
+  need+=(slurm-wlm munge)
+fi
 if [ ${#need[@]} -gt 0 ]; then apt_install "${need[@]}"; fi
 echo "setup: ready ($VENV: $("$VENV/bin/python" -c 'import torch; print("torch", torch.__version__)'))"

@@ -57,6 +57,20 @@ LOST_GRACE_S = 10.0
 SQUEUE_EVERY_S = 2.0
 
 
+def array_task_ids(listed: str) -> list[str]:
+    """The task ids one line of ``squeue -o %i`` stands for: ``12_3``, or the array's tasks not
+    started yet as one line, ``12_[4-6,9%2]`` (``%2``: at most 2 at a time)."""
+    array, sep, indices = listed.partition("_[")
+    if not sep:
+        return [listed]
+    out: list[str] = []
+    for part in indices.rstrip("]").split("%")[0].split(","):
+        first, _, last = part.partition("-")
+        if first.isdigit() and (not last or last.isdigit()):
+            out.extend(f"{array}_{i}" for i in range(int(first), int(last or first) + 1))
+    return out
+
+
 class _SqueueStates:
     """The states Slurm itself gives the tasks of our arrays (``squeue --states=all``, which keeps a
     finished job for ``MinJobAge``): read only where submitit has no ``sacct`` to ask."""
@@ -81,8 +95,8 @@ class _SqueueStates:
             self._states = {}
             for line in out.splitlines():
                 if len(line.split()) == 2:
-                    task, state = line.split()
-                    self._states[task] = state
+                    ids, state = line.split()
+                    self._states.update(dict.fromkeys(array_task_ids(ids), state))
         if self._states is None:
             return None
         return self._states.get(job_id, "GONE")
