@@ -32,8 +32,25 @@ from dynaprof.model.session import (
 #: causes under this share of the sampled seconds are folded into ``OTHER_CAUSES``
 MIN_SHARE = 0.01
 OTHER_CAUSES = "other causes"
-#: rows of causes a table shows before the rest are folded (the terminal's first screen shows fewer)
+#: rows of causes a table shows before the rest are folded: the one default of every output's cause
+#: table (terminal, summary.md, report.html, compare, sweep); ``--max-rows`` lowers it (``cause_rows``)
 CAUSE_ROWS = 12
+#: the terminal shows this share of ``cause_rows``: its first screen holds the run's line, the frames,
+#: this table and the verdict in 80x24 (``docs/reports.md``, ``tests/unit/test_first_screen.py``)
+SCREEN_SHARE = (2, 3)
+
+
+def cause_rows(max_rows: int = CAUSE_ROWS) -> int:
+    """The cause rows a table shows under ``--max-rows`` (``RenderOptions.max_rows``): ``CAUSE_ROWS``,
+    or fewer where ``max_rows`` asks fewer; never more, since past it causes roll up into rows."""
+    return max(1, min(max_rows, CAUSE_ROWS))
+
+
+def screen_cause_rows(max_rows: int = CAUSE_ROWS) -> int:
+    """The cause rows the terminal shows: ``SCREEN_SHARE`` of ``cause_rows`` (8 of 12 by default)."""
+    num, den = SCREEN_SHARE
+    return max(1, cause_rows(max_rows) * num // den)
+
 
 @dataclass(frozen=True)
 class Column:

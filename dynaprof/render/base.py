@@ -47,6 +47,22 @@ class Deferred:
 
 Files = dict[str, str | bytes | Deferred]
 
+#: ``--max-rows``'s default: the rows a table shows before eliding the rest with a count. Every
+#: table takes its cap from ``RenderOptions.max_rows``, through one named rule per table, beside
+#: the rows it lists: the frames, reasons, properties, ranks' divergences and compare's rows in the
+#: terminal and Markdown show ``max_rows``; the cause table ``analysis.cause_table.cause_rows`` in
+#: every output (at most ``CAUSE_ROWS``; the terminal ``screen_cause_rows``, which keeps the first
+#: screen in 80x24); the sortable tables of the HTML pages, where everything is, ``page_rows``.
+TABLE_ROWS = 25
+#: an HTML page's sortable table lists this many times ``max_rows`` (2,000 rows by default)
+PAGE_ROWS_PER_ROW = 80
+
+
+def page_rows(max_rows: int = TABLE_ROWS) -> int:
+    """The rows a sortable table of report.html, compare.html or ranks.html lists under
+    ``--max-rows`` (report.html's traced functions, reasons and per-compile sections: a share of it)."""
+    return max(1, max_rows) * PAGE_ROWS_PER_ROW
+
 #: how the bulky sample exports (folded stacks, speedscope) are written: "auto" (gzip, but not the
 #: compiler view's folded stacks of a huge session, the largest file by far), gzip-compressed
 #: (``stacks-compiler.folded.gz``), as plain text, or not at all
@@ -65,8 +81,9 @@ class RenderOptions:
     #: at most this many call graph nodes (the heaviest), whatever the thresholds leave: a graph
     #: that reads on one screen (``--graph-nodes`` for more)
     max_graph_nodes: int = 40
-    #: how many rows tables show before eliding the rest with a count
-    max_rows: int = 25
+    #: how many rows tables show before eliding the rest with a count (``TABLE_ROWS``: each
+    #: table's rule)
+    max_rows: int = TABLE_ROWS
     #: per compile id graphs (flamegraphs, speedscope profiles) for at most this many frames,
     #: the ones with the most sampled time
     max_frame_graphs: int = 30

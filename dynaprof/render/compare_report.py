@@ -32,12 +32,12 @@ from dynaprof.analysis.compare import (
     work_changes,
 )
 from dynaprof.analysis.stacks import View
-from dynaprof.model.session import CATEGORY_LABELS, CAUSE_PARAMETRIZATION, CompiledFrame, Session, display_name
+from dynaprof.model.session import CATEGORY_LABELS, CAUSE_PARAMETRIZATION, Session
 from dynaprof.render import cache_section
 from dynaprof.render import html_toolkit as h
 from dynaprof.render import markdown as md
-from dynaprof.render.base import Files, RenderOptions
-from dynaprof.render.report_facts import frame_time, sampler_text
+from dynaprof.render.base import TABLE_ROWS, Files, RenderOptions, page_rows
+from dynaprof.render.report_facts import frame_time, frame_where, sampler_text
 
 VIEWS: tuple[tuple[View, str], ...] = (("compiler", "compiler stacks"), ("traced", "traced user code"))
 
@@ -72,15 +72,10 @@ def category_rows(cmp: Comparison) -> list[Row]:
     return sorted(rows, key=lambda r: -abs(r.key or 0.0))
 
 
-def cause_rows(cmp: Comparison, limit: int = 25) -> list[tuple[Row, str]]:
+def cause_rows(cmp: Comparison, limit: int = TABLE_ROWS) -> list[tuple[Row, str]]:
     """(row, the phases that moved for it) per changed cause, largest change first."""
     return [(_row("parametrization" if k == CAUSE_PARAMETRIZATION else k, "cause_s", c, cmp.normalize),
              cause_phase_text(cmp, k)) for k, c in cause_changes(cmp)[:limit]]
-
-
-def _where(f: CompiledFrame) -> str:
-    name, filename, lineno = display_name(f)
-    return f"{name} ({fmt.location(filename, lineno)})"
 
 
 def _short(metric: str, c: Change, normalize: bool) -> str:
@@ -98,7 +93,7 @@ def frame_rows(cmp: Comparison) -> list[tuple[str, str, list[str], float | None]
         d = p.metrics["compile_s"].delta
         if d is not None and p.metrics["compile_s"].changed:
             cells[0] += f" ({value('compile_s', d, cmp.normalize, True)})"
-        out.append((_where(p.new), ids, cells, d))
+        out.append((frame_where(p.new), ids, cells, d))
     return out
 
 
@@ -174,7 +169,7 @@ def diff_svgs(base: Session, new: Session, options: RenderOptions, names: tuple[
 
 
 def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[str, str], links: list[str],
-                     max_rows: int = 25) -> str:
+                     max_rows: int = TABLE_ROWS) -> str:
     def e(text: object, limit: int | None = md.CELL_CHARS) -> str:
         return md.md_escape(text, limit).replace(" -&gt; ", " → ")
 
@@ -216,13 +211,13 @@ def compare_markdown(cmp: Comparison, base: Session, new: Session, names: tuple[
         out += ["", "#### Matched frames (largest change first)", "", table]
     work = work_changes(cmp)
     if work:
-        body = [[e(_where(p.new)), e(p.new.trace_id), *(e(work_cell(*counts[k])) for k in FRAME_WORK)]
+        body = [[e(frame_where(p.new)), e(p.new.trace_id), *(e(work_cell(*counts[k])) for k in FRAME_WORK)]
                 for p, counts in work[:max_rows]]
         out += ["", md.details(f"Exact work counts per compile ({len(work):,} changed)", md.md_table(
             ["frame", "compile id", *FRAME_WORK.values()], body, len(work), "frames", "ll" + "r" * len(FRAME_WORK)))]
     for label, frames in (("Only in BASE", cmp.only_base), ("Only in NEW", cmp.only_new)):
         if frames:
-            body = [[e(f.trace_id), e(_where(f)), frame_time(f), fmt.count(f.guard_count)]
+            body = [[e(f.trace_id), e(frame_where(f)), frame_time(f), fmt.count(f.guard_count)]
                     for f in frames[:max_rows]]
             out += ["", md.details(f"{label} ({len(frames):,})", md.md_table(
                 ["compile id", "frame", "time", "guards"], body, len(frames), "frames", "llrr"))]
@@ -279,12 +274,14 @@ def _row_table(first: str, rows: list[Row]) -> h.Table:
 
 
 def compare_view(cmp: Comparison, base: Session, new: Session, svgs: dict[str, str],
-                 max_rows: int = 2000) -> CompareView:
+                 max_rows: int = TABLE_ROWS) -> CompareView:
+    """What ``compare.html`` shows; its tables list ``base.page_rows(max_rows)`` rows."""
+    limit = page_rows(max_rows)
     t = cmp.totals
     kpis = [h.Kpi(METRICS[k], _arrows(change_text(k, t[k], False).split(" (")[0]))
             for k in ("compile_s", "guards", "restarts", "graph_breaks", "frames")]
     causes = None
-    crows = cause_rows(cmp, max_rows)
+    crows = cause_rows(cmp, limit)
     if crows:
         cols = [h.Col("cause", code=True), h.Col("BASE", True), h.Col("NEW", True), h.Col("change", True),
                 h.Col("phases that moved")]
@@ -301,7 +298,7 @@ def compare_view(cmp: Comparison, base: Session, new: Session, svgs: dict[str, s
         cols = [h.Col("frame", code=True), h.Col("compile id", code=True, nowrap=True),
                 *(h.Col(METRICS[k], True) for k in FRAME_METRICS)]
         rows = [[loc, _arrows(ids), (_arrows(cells[0]), d), *map(_arrows, cells[1:])]
-                for loc, ids, cells, d in frows[:max_rows]]
+                for loc, ids, cells, d in frows[:limit]]
         frames = (f"Matched frames ({len(frows):,})", h.table(cols, rows, total=len(frows), noun="frames"))
     only = []
     for anchor, label, found in (("only-base", "Only in BASE", cmp.only_base), ("only-new", "Only in NEW",
@@ -310,8 +307,8 @@ def compare_view(cmp: Comparison, base: Session, new: Session, svgs: dict[str, s
             cols = [h.Col("compile id", code=True, nowrap=True), h.Col("frame", code=True), h.Col("time", True),
                     h.Col("guards", True)]
             only.append((anchor, f"{label} ({len(found):,})", h.table(
-                cols, [[f.trace_id, _where(f), h.secs(f.compile_time_s), h.num(f.guard_count)]
-                       for f in found[:max_rows]], total=len(found))))
+                cols, [[f.trace_id, frame_where(f), h.secs(f.compile_time_s), h.num(f.guard_count)]
+                       for f in found[:limit]], total=len(found))))
     env = h.table([h.Col("setting"), h.Col("BASE"), h.Col("NEW")], [list(r) for r in environment_rows(base, new)],
                   sortable=False)
     lead = [_arrows(text) if word == "note" else f"{REAL}: {_arrows(text)}" if word == REAL else
@@ -324,7 +321,7 @@ def compare_view(cmp: Comparison, base: Session, new: Session, svgs: dict[str, s
 
 
 def compare_html(cmp: Comparison, base: Session, new: Session, names: tuple[str, str], svgs: dict[str, str],
-                 max_rows: int = 2000) -> str:
+                 max_rows: int = TABLE_ROWS) -> str:
     v = compare_view(cmp, base, new, svgs, max_rows)
     present = ["summary", "totals", "environment", *(a for a, _, _ in v.only)]
     present += [a for a, shown in (("causes", v.causes), ("attribution", v.attribution), ("flamegraphs", v.graphs),
@@ -345,6 +342,6 @@ def render_compare(cmp: Comparison, base: Session, new: Session, *, names: tuple
     svgs = diff_svgs(base, new, options, names, cmp.normalize)
     links = ["compare.html", *sorted(svgs)]
     files: Files = {"compare.md": compare_markdown(cmp, base, new, names, links, options.max_rows),
-                    "compare.html": compare_html(cmp, base, new, names, svgs)}
+                    "compare.html": compare_html(cmp, base, new, names, svgs, options.max_rows)}
     files.update(svgs)
     return files

@@ -25,13 +25,11 @@ from markupsafe import Markup
 
 from dynaprof import fmt
 
-__all__ = ["CSP", "MAX_TABLE_ROWS", "TD", "Cell", "Col", "Kpi", "Link", "Page", "Table", "asset", "environment",
+__all__ = ["CSP", "TD", "Cell", "Col", "Kpi", "Link", "Page", "Table", "asset", "environment",
            "inline_svg", "nav", "num", "render_page", "secs", "table"]
 
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
        "font-src data:; base-uri 'none'; form-action 'none'")
-#: tables longer than this show their heaviest rows and a count of the rest
-MAX_TABLE_ROWS = 2000
 
 #: characters HTML does not allow in text (C0 controls but tab, newline and CR; DEL; lone surrogates)
 _INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")

@@ -20,18 +20,21 @@ from functools import partial
 from dynaprof import fmt
 from dynaprof.analysis import how_made
 from dynaprof.analysis.cache_summary import cache_line
-from dynaprof.analysis.cause_table import session_cause_table
+from dynaprof.analysis.cause_table import cause_rows, session_cause_table
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.findings import Finding, findings, hottest, totals
 from dynaprof.analysis.repeats import frame_medians, repeat_stats, repeat_summary
 from dynaprof.model.cache import cache_totals
 from dynaprof.model.session import Session, display_name
 from dynaprof.render import cache_section
-from dynaprof.render.base import Files, RenderContext
+from dynaprof.render.base import TABLE_ROWS, Files, RenderContext
 from dynaprof.render.output_names import SUMMARY_MD, report_links
 from dynaprof.render.report_facts import (
+    MARKDOWN,
+    cause_cell,
     cause_label,
     cause_table_notes,
+    frame_facts,
     frame_id,
     frame_time,
     frames_by_time,
@@ -144,15 +147,12 @@ def _frames(s: Session, rows: int) -> str:
         return ""
     ordered = frames_by_time(s)
     shown = [(f, display_name(f)) for f in ordered[:rows]]
-    timed = any(f.call_time_total_s is not None for f in s.frames)  # --time-calls
+    facts = frame_facts(MARKDOWN, s.frames)  # the --time-calls columns where any frame has them
     body = [[md_escape(frame_id(f)), f"{md_escape(name)} ({md_escape(fmt.location(filename, lineno))})",
-             frame_time(f), fmt.count(f.calls),
-             *([fmt.seconds(f.call_time_median_s), fmt.seconds(f.call_time_total_s)] if timed else []),
-             str(f.restarts), str(f.graph_breaks), fmt.count(f.guard_count)]
+             frame_time(f), *(c.text(f) for c in facts)]
             for f, (name, filename, lineno) in shown]
-    runs = ["run time/call (median)", "run time (all calls)"] if timed else []
-    table = md_table(["compile id", "location", "time", "calls", *runs, "restarts", "graph breaks", "guards"], body,
-                     len(ordered), "frames", "llrr" + "rr" * timed + "rrr")
+    table = md_table(["compile id", "location", "time", *(md_escape(c.header) for c in facts)], body,
+                     len(ordered), "frames", "llr" + "r" * len(facts))
     return f"#### Compiled frames (slowest first)\n\n{table}"
 
 
@@ -162,7 +162,7 @@ def _remedy(found: list[Finding]) -> list[str]:
 
 
 def _causes(s: Session, rows: int) -> str:
-    table = session_cause_table(s, max_rows=min(rows, 12))
+    table = session_cause_table(s, cause_rows(rows))
     if table is None:
         return ""
     waste = table.restart_waste > 0
@@ -170,8 +170,8 @@ def _causes(s: Session, rows: int) -> str:
     header += ["restart waste"] if waste else []
 
     def line(label: str, cells: dict[str, float] | None, total: float, wasted: float) -> list[str]:
-        out = [label, *((fmt.seconds(cells[c.key]) if cells.get(c.key, 0.0) > 0 else "") if cells is not None
-                        else "" for c in table.columns), fmt.seconds(total), fmt.pct(total, table.compile_s)]
+        out = [label, *(cause_cell(cells.get(c.key, 0.0)) if cells is not None else "" for c in table.columns),
+               fmt.seconds(total), fmt.pct(total, table.compile_s)]
         return out + ([fmt.seconds(wasted) if wasted > 0 else ""] if waste else [])
 
     body = []
@@ -292,7 +292,7 @@ _SECTIONS: tuple[Callable[[Session, int], str], ...] = (
 
 def summary_markdown(
     session: Session,
-    max_rows: int = 25,
+    max_rows: int = TABLE_ROWS,
     max_chars: int = MAX_CHARS,
     made: Collection[str] | None = None,
     derived: Derived | None = None,

@@ -17,7 +17,7 @@ from dynaprof.analysis.rank_desync import DESYNC_KINDS
 from dynaprof.analysis.ranks import KINDS, Divergence, RankSummary, RankTotals, rank_list, summary_to_json
 from dynaprof.model.store import rank_dir_name
 from dynaprof.render import html_toolkit as h
-from dynaprof.render.base import Files
+from dynaprof.render.base import TABLE_ROWS, Files, page_rows
 from dynaprof.render.markdown import md_escape, md_table
 
 WHY = (
@@ -62,7 +62,7 @@ def slowest_line(s: RankSummary) -> str:
 # terminal
 
 
-def ranks_text(s: RankSummary, max_rows: int = 12) -> str:
+def ranks_text(s: RankSummary, max_rows: int = TABLE_ROWS) -> str:
     lines = [f"dynaprof: {fmt.terminal_safe(fmt.one_line(s.target, 100))} on {len(s.ranks)} of {s.world_size} "
              f"rank{'' if s.world_size == 1 else 's'} (merged view)", ""]
     rows = [[str(t.rank), *_rank_cells(t)] for t in s.ranks]
@@ -87,7 +87,7 @@ def ranks_text(s: RankSummary, max_rows: int = 12) -> str:
 # Markdown
 
 
-def ranks_markdown(s: RankSummary, max_rows: int = 25) -> str:
+def ranks_markdown(s: RankSummary, max_rows: int = TABLE_ROWS) -> str:
     out = [f"# dynaprof: {md_escape(s.target, 200)} on {len(s.ranks)} of {s.world_size} ranks",
            "", f"**{md_escape(s.headline, 400)}**", "", "## Ranks", ""]
     rows = [[str(t.rank), *_rank_cells(t), md_escape(t.hostname, 60),
@@ -134,7 +134,7 @@ def _outputs(rank: int) -> h.Cell:
     return h.Cell(links=(h.Link(d + "/report.html", "report"), h.Link(d + "/summary.md", "summary")))
 
 
-def ranks_view(s: RankSummary) -> RanksView:
+def ranks_view(s: RankSummary, max_rows: int = TABLE_ROWS) -> RanksView:
     slow = s.totals(s.slowest) if s.slowest is not None else None
     kpis = [
         h.Kpi("ranks", f"{len(s.ranks)} of {s.world_size}",
@@ -154,25 +154,25 @@ def ranks_view(s: RankSummary) -> RanksView:
                  h.Col("detail")]
         drows = [[h.Cell(d.kind, span="dp-pill"), _where(d), rank_list(d.ranks),
                   ", ".join(f"{r}: {cid}" for r, cid in sorted(d.compile_ids.items())), d.message]
-                 for d in s.divergences[:h.MAX_TABLE_ROWS]]
+                 for d in s.divergences[:page_rows(max_rows)]]
         divergences = h.table(dcols, drows, total=len(s.divergences), noun="divergences")
     return RanksView(s.headline, kpis, h.table(cols, rows), rank_list(s.missing_ranks) if s.missing_ranks else "",
                      slowest_line(s), f"Divergences ({len(s.divergences):,})", divergences, WHY.replace("`", ""),
                      list({**KINDS, **DESYNC_KINDS}.items()))
 
 
-def ranks_html(s: RankSummary) -> str:
+def ranks_html(s: RankSummary, max_rows: int = TABLE_ROWS) -> str:
     page = h.Page(f"dynaprof ranks: {fmt.one_line(s.target, 100)}", "dynaprof · multi-rank compile-time report",
                   fmt.one_line(s.target, 300), f"{len(s.ranks)} of {s.world_size} ranks",
                   [("summary", "Summary"), ("ranks", "Ranks"), ("divergences", "Divergences"),
                    ("kinds", "What is flagged")],
                   {"headline": s.headline, "world_size": s.world_size, "divergences": len(s.divergences)})
-    return h.render_page("ranks.html.j2", page, ranks_view(s))
+    return h.render_page("ranks.html.j2", page, ranks_view(s, max_rows))
 
 
-def render_ranks(s: RankSummary, max_rows: int = 25) -> Files:
+def render_ranks(s: RankSummary, max_rows: int = TABLE_ROWS) -> Files:
     """``ranks.md``, ``ranks.html`` and ``ranks.json`` for the job's folder."""
-    return {"ranks.md": ranks_markdown(s, max_rows), "ranks.html": ranks_html(s),
+    return {"ranks.md": ranks_markdown(s, max_rows), "ranks.html": ranks_html(s, max_rows),
             "ranks.json": json.dumps(summary_to_json(s), indent=1, sort_keys=True, allow_nan=False) + "\n"}
 
 

@@ -1,21 +1,33 @@
-"""What every report says, before it is formatted: the facts ``summary.md`` (``render.markdown``),
-``report.html`` (``render.report_html``) and ``compare.md`` / ``compare.html``
-(``render.compare_report``) each show, as plain text and numbers: frames slowest first and how a
-frame is named and timed, restart and graph-break reasons, the sampler line, the cause table's
-labels and notes, the parametrized properties and the traced functions' times.
+"""What every report says, before it is formatted: the facts the terminal summary
+(``render.terminal``), ``summary.md`` (``render.markdown``), ``report.html``
+(``render.report_html``) and ``compare.md`` / ``compare.html`` (``render.compare_report``) each
+show, as plain text and numbers: frames slowest first and how a frame is named and timed, the
+per-compile numbers of the frames tables (``FRAME_FACTS``), restart and graph-break reasons, the
+sampler line, the cause table's labels, cells and notes, the parametrized properties and the
+traced functions' times.
 
-Nothing here escapes or lays out: each page escapes for its own format.
+Nothing here escapes or lays out: each output escapes for its own format and places the text.
+A new per-compile fact is one ``FrameFact`` in ``FRAME_FACTS`` (``docs/architecture.md``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dynaprof import fmt
 from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable
 from dynaprof.analysis.derived import Derived, FunctionTime
-from dynaprof.model.session import CompiledFrame, RestartReason, Samples, Session, display_id
+from dynaprof.model.session import (
+    KIND_LABELS,
+    CompiledFrame,
+    RestartReason,
+    Samples,
+    Session,
+    display_id,
+    display_name,
+)
 
 
 def traced_function_times(session: Session, derived: Derived | None = None) -> list[FunctionTime]:
@@ -59,6 +71,83 @@ def frame_id(f: CompiledFrame) -> str:
 
 def frame_time(f: CompiledFrame) -> str:
     return fmt.seconds(f.compile_time_s) + ("" if f.status == "ok" else f" ({f.status})")
+
+
+def frame_where(f: CompiledFrame) -> str:
+    """``forward (model.py:12)``: the frame's function and where it is."""
+    name, filename, lineno = display_name(f)
+    return f"{name} ({fmt.location(filename, lineno)})"
+
+
+#: the outputs a ``FrameFact`` can be shown in: their frames tables
+TERMINAL, MARKDOWN, HTML = "terminal", "markdown", "html"
+EVERY_OUTPUT = frozenset({TERMINAL, MARKDOWN, HTML})
+
+
+@dataclass(frozen=True)
+class FrameFact:
+    """One per-compile number of the frames tables, in the words and numbers every output shows:
+    its header (``short``: the terminal's, where columns are dear), its value and its text."""
+
+    key: str
+    header: str
+    short: str
+    value: Callable[[CompiledFrame], int | float | None]
+    #: a time (``fmt.seconds``) rather than a count (``fmt.count``)
+    seconds: bool = False
+    #: the frames tables that show it
+    outputs: frozenset[str] = EVERY_OUTPUT
+    #: shown only where some frame has it (``--time-calls``' columns)
+    optional: bool = False
+
+    def text(self, f: CompiledFrame) -> str:
+        v = self.value(f)
+        return fmt.seconds(v) if self.seconds else fmt.count(None if v is None else int(v))
+
+    def cell(self, f: CompiledFrame) -> tuple[str, float | None]:
+        """The text and the number a sortable table orders by."""
+        v = self.value(f)
+        return self.text(f), None if v is None else float(v)
+
+
+#: the frames tables' per-compile columns after the compile id, the frame and its time, in order
+FRAME_FACTS: tuple[FrameFact, ...] = (
+    FrameFact("calls", "calls", "calls", lambda f: f.calls),
+    FrameFact("call_time_median", "run time/call (median)", "run/call", lambda f: f.call_time_median_s, True,
+              frozenset({MARKDOWN, HTML}), optional=True),
+    FrameFact("call_time_total", "run time (all calls)", "run time", lambda f: f.call_time_total_s, True,
+              frozenset({MARKDOWN, HTML}), optional=True),
+    FrameFact("restarts", "restarts", "restarts", lambda f: f.restarts),
+    FrameFact("graph_breaks", "graph breaks", "breaks", lambda f: f.graph_breaks),
+    FrameFact("guards", "guards", "guards", lambda f: f.guard_count),
+    FrameFact("inlined", "inlined calls", "inlined", lambda f: f.inlined_calls, outputs=frozenset({TERMINAL, HTML})),
+    FrameFact("graph_ops", "graph ops", "graph ops", lambda f: f.graph_op_count, outputs=frozenset({HTML})),
+)
+
+
+def frame_facts(output: str, frames: Sequence[CompiledFrame]) -> list[FrameFact]:
+    """The ``FRAME_FACTS`` the frames table of ``output`` shows for ``frames``."""
+    return [c for c in FRAME_FACTS if output in c.outputs
+            and (not c.optional or any(c.value(f) is not None for f in frames))]
+
+
+def failure_text(f: CompiledFrame) -> str:
+    """``0/0 BackendCompilerFailed at model.py:42: reason`` (the reason on one line)."""
+    where = f" at {fmt.location(f.fail_filename, f.fail_lineno)}" if f.fail_filename else ""
+    return f"{display_id(f)} {f.fail_type or '?'}{where}: {fmt.one_line(f.fail_reason or '', 120)}"
+
+
+def compile_by_kind_text(session: Session) -> str:
+    """``forward 1.2 s (60%), backward 0.8 s (40%)``; empty where every compile is a forward one."""
+    kinds, total = session.compile_by_kind(), session.total_compile_s
+    if not set(kinds) - {"forward"}:
+        return ""
+    return ", ".join(f"{KIND_LABELS.get(k, k)} {fmt.seconds(v)} ({fmt.pct(v, total)})" for k, v in kinds.items())
+
+
+def samples_text(s: Samples) -> str:
+    """``12,345 samples at 998 Hz``."""
+    return f"{s.count:,} samples at {f'{s.achieved_hz:.0f} Hz' if s.achieved_hz else '?'}"
 
 
 def restart_reasons(session: Session) -> list[tuple[str, int | None, list[str]]]:
@@ -136,6 +225,28 @@ def sampling_note(s: Session) -> str:
     return (f"Samples beyond their frame's compile time ({fmt.seconds(over)}) were scaled down to it: torch's "
             "compile timer leaves out some of its own work around it (logging, recording metrics), which the "
             "sampler sees.")
+
+
+def cause_cell(seconds: float) -> str:
+    """A cause table's cell: its seconds, empty where none."""
+    return fmt.seconds(seconds) if seconds > 0 else ""
+
+
+def restart_waste_text(table: CauseTable) -> str:
+    """The terminal's line under the cause table: what restarts threw away, and the cause that lost
+    most (empty where none)."""
+    if table.restart_waste <= 0:
+        return ""
+    worst = max(((r.cause, r.wasted) for r in table.rows if r.wasted > 0), key=lambda kv: kv[1], default=None)
+    text = f"restart waste: {fmt.seconds(table.restart_waste)} of this in attempts that restarts threw away"
+    return text + (f" (most: {worst[0]})" if worst else "")
+
+
+def parametrized_text(n: int, seconds: float, items: Sequence[tuple[str, int]], shown: int = 6) -> str:
+    """``parametrized properties (64, measured exactly): Linear.weight x32, ...; 1.2 s``."""
+    props = ", ".join(f"{label} x{k}" for label, k in items[:shown])
+    return f"parametrized {'property' if n == 1 else 'properties'} ({n:,}, measured exactly): {props}; " \
+        f"{fmt.seconds(seconds)}"
 
 
 def cause_label(cause: str, folded: int = 0) -> str:

@@ -18,16 +18,15 @@ from markupsafe import Markup
 
 from dynaprof import fmt
 from dynaprof.analysis import how_made
-from dynaprof.analysis.cause_table import session_cause_table
+from dynaprof.analysis.cause_table import cause_rows, session_cause_table
 from dynaprof.analysis.derived import Derived
 from dynaprof.analysis.findings import findings, hottest, totals
 from dynaprof.analysis.repeats import repeat_summary
 from dynaprof.model.session import CATEGORY_LABELS, CompiledFrame, Session, display_name
 from dynaprof.render import cache_section
-from dynaprof.render.base import Deferred, Files, RenderContext
+from dynaprof.render.base import Deferred, Files, RenderContext, page_rows
 from dynaprof.render.cache_section import CacheSection
 from dynaprof.render.html_toolkit import (
-    MAX_TABLE_ROWS,
     Col,
     Kpi,
     Link,
@@ -42,8 +41,11 @@ from dynaprof.render.html_toolkit import (
 )
 from dynaprof.render.output_names import CALLGRAPH_SVG, REPORT_HTML
 from dynaprof.render.report_facts import (
+    HTML,
+    cause_cell,
     cause_label,
     cause_table_notes,
+    frame_facts,
     frame_id,
     frame_time,
     frames_by_time,
@@ -190,17 +192,17 @@ def _i(v: float | int | None) -> int | None:
 MEMBERS_SHOWN = 20
 
 
-def _causes(s: Session) -> Causes | None:
-    """The cause x phase table (``analysis.cause_table``); nothing for sessions without it."""
-    t = session_cause_table(s, max_rows=25)
+def _causes(s: Session, max_rows: int) -> Causes | None:
+    """The cause x phase table (``analysis.cause_table``, ``cause_rows``: the rows every output
+    shows); nothing for sessions without it."""
+    t = session_cause_table(s, cause_rows(max_rows))
     if t is None:
         return None
     waste = t.restart_waste > 0
 
     def row(label: str, cells: dict[str, float] | None, total: float, wasted: float, cls: str = "",
             group: str = "", opens: bool = False) -> CauseRow:
-        return CauseRow(label, [fmt.seconds(v) if v > 0 else "" for v in ((cells or {}).get(c.key, 0.0)
-                                                                           for c in t.columns)],
+        return CauseRow(label, [cause_cell((cells or {}).get(c.key, 0.0)) for c in t.columns],
                         fmt.seconds(total), fmt.pct(total, t.compile_s), fmt.seconds(wasted) if wasted > 0 else "",
                         cls, group, opens)
 
@@ -276,54 +278,54 @@ def _callgraph(ctx: RenderContext) -> CallGraph:
     return CallGraph(svg=inline_svg(svg))
 
 
-def _frames_table(ordered: list[CompiledFrame]) -> Table:
-    timed = any(f.call_time_total_s is not None for f in ordered)  # --time-calls
+def _frames_table(ordered: list[CompiledFrame], max_rows: int) -> Table:
+    facts = frame_facts(HTML, ordered)  # the --time-calls columns where any frame has them
     cols = [Col("compile id", code=True, nowrap=True), Col("function"), Col("location", code=True, nowrap=True),
-            Col("status"), Col("time", True), Col("calls", True),
-            *([Col("run time/call (median)", True), Col("run time (all calls)", True)] if timed else []),
-            Col("restarts", True), Col("graph breaks", True),
-            Col("guards", True), Col("inlined calls", True), Col("graph ops", True)]
+            Col("status"), Col("time", True), *(Col(c.header, True) for c in facts)]
     rows = []
-    for i, f in enumerate(ordered[:MAX_TABLE_ROWS]):
+    for i, f in enumerate(ordered[:page_rows(max_rows)]):
         name, filename, lineno = display_name(f)
-        runs = [secs(f.call_time_median_s), secs(f.call_time_total_s)] if timed else []
         rows.append([(frame_id(f), float(i)), fmt.one_line(name, 200), fmt.location(filename, lineno), f.status,
-                     secs(f.compile_time_s), num(f.calls), *runs, num(f.restarts), num(f.graph_breaks),
-                     num(f.guard_count), num(f.inlined_calls), num(f.graph_op_count)])
+                     secs(f.compile_time_s), *(c.cell(f) for c in facts)])
     return table(cols, rows, total=len(ordered), noun="frames")
 
 
-def _properties(s: Session) -> Table | None:
+def _properties(s: Session, max_rows: int) -> Table | None:
     props = parametrized_properties(s)
     if not props:
         return None
-    rows = [[p.label, num(p.count), num(p.instances), secs(p.seconds)] for p in props[:MAX_TABLE_ROWS]]
+    rows = [[p.label, num(p.count), num(p.instances), secs(p.seconds)] for p in props[:page_rows(max_rows)]]
     cols = [Col("property", code=True), Col("times traced", True), Col("instances", True), Col("seconds", True)]
     return table(cols, rows, total=len(props), noun="properties")
 
 
-def _traced(s: Session, derived: Derived) -> Table | None:
+#: the traced functions and the per-compile sections list a tenth of ``page_rows``, the reasons a
+#: quarter (200, 200 and 500 rows by default)
+TRACED_SHARE, COMPILES_SHARE, REASONS_SHARE = 10, 10, 4
+
+
+def _traced(s: Session, derived: Derived, max_rows: int) -> Table | None:
     times = traced_function_times(s, derived)
     if not times:
         return None
     rows = [[t.func.name + (" (property)" if t.func.kind == "property" else ""),
              fmt.location(t.func.filename, t.func.lineno), secs(t.self_s), secs(t.inclusive_s)]
-            for t in times[:200]]
+            for t in times[:page_rows(max_rows) // TRACED_SHARE]]
     cols = [Col("traced user function", code=True), Col("location", code=True, nowrap=True), Col("self", True),
             Col("inclusive", True)]
     return table(cols, rows, total=len(times), noun="functions")
 
 
-def _reasons(s: Session) -> list[tuple[str, Table]]:
-    out = []
+def _reasons(s: Session, max_rows: int) -> list[tuple[str, Table]]:
+    out, limit = [], page_rows(max_rows) // REASONS_SHARE
     rr = restart_reasons(s)
     if rr:
-        rows = [[r, num(n), ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")] for r, n, ids in rr[:500]]
+        rows = [[r, num(n), ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")] for r, n, ids in rr[:limit]]
         out.append(("Restart reasons", table([Col("reason", code=True), Col("times", True), Col("frames")], rows,
                                              total=len(rr), noun="reasons")))
     gb = graph_break_reasons(s)
     if gb:
-        gb_rows = [[r, loc, num(n)] for r, loc, n in gb[:500]]
+        gb_rows = [[r, loc, num(n)] for r, loc, n in gb[:limit]]
         out.append(("Graph break reasons", table(
             [Col("reason", code=True), Col("user location", code=True, nowrap=True), Col("count", True)], gb_rows,
             total=len(gb), noun="reasons")))
@@ -408,7 +410,7 @@ def _frame(f: CompiledFrame) -> FrameView:
                      frame_time(f), blocks)
 
 
-def _compiles(ordered: list[CompiledFrame], limit: int = 200) -> Compiles | None:
+def _compiles(ordered: list[CompiledFrame], limit: int) -> Compiles | None:
     if not ordered:
         return None
     more = f"{len(ordered) - limit:,}" if len(ordered) > limit else ""
@@ -427,11 +429,12 @@ def report_view(ctx: RenderContext) -> Report:
     """What ``report.html`` shows, as text ready to print."""
     s = ctx.session
     ordered = frames_by_time(s)
-    causes = _causes(s)
+    rows = ctx.options.max_rows
+    causes = _causes(s, rows)
     flames, callgraph = _flamegraphs(ctx), _callgraph(ctx)
-    frames = _frames_table(ordered)
-    properties, traced = _properties(s), _traced(s, ctx.derived)
-    compiles, reasons = _compiles(ordered), _reasons(s)
+    frames = _frames_table(ordered, rows)
+    properties, traced = _properties(s, rows), _traced(s, ctx.derived, rows)
+    compiles, reasons = _compiles(ordered, page_rows(rows) // COMPILES_SHARE), _reasons(s, rows)
     cache_view = cache_section.view(s)
     # the run's notes (the terminal shows only those that change how its numbers read), then the
     # renderers' own; last: the sections above may have added notes

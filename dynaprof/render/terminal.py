@@ -1,4 +1,10 @@
-"""The compact summary printed at the end of ``dynaprof run`` (and saved as summary.txt)."""
+"""The compact summary printed at the end of ``dynaprof run`` (and saved as summary.txt).
+
+What it says is ``render.report_facts``'s (frames, their per-compile numbers, failures, the cause
+table's labels and cells, the sampler), as in ``summary.md`` and ``report.html``; this module lays
+it out in a width and makes it terminal-safe. Its tables show ``RenderOptions.max_rows`` frames
+and ``analysis.cause_table.screen_cause_rows`` causes (the first screen fits 80x24).
+"""
 
 from __future__ import annotations
 
@@ -7,42 +13,42 @@ import textwrap
 from dynaprof import fmt
 from dynaprof.analysis import how_made
 from dynaprof.analysis.cache_summary import cache_line
-from dynaprof.analysis.cause_table import OTHER_CAUSES, CauseTable, Column, session_cause_table
+from dynaprof.analysis.cause_table import CauseTable, Column, screen_cause_rows, session_cause_table
 from dynaprof.analysis.findings import findings, hottest, overlap_note, parametrization_summary, totals
 from dynaprof.analysis.notes import first_screen_notes
 from dynaprof.analysis.repeats import repeat_summary
 from dynaprof.model.cache import cache_totals
-from dynaprof.model.session import (
-    KIND_LABELS,
-    CompiledFrame,
-    Session,
-    display_id,
-    display_name,
-)
+from dynaprof.model.session import CompiledFrame, Session
 from dynaprof.render import cache_section
-from dynaprof.render.base import Files, RenderContext
+from dynaprof.render.base import TABLE_ROWS, Files, RenderContext
+from dynaprof.render.report_facts import (
+    TERMINAL,
+    FrameFact,
+    cause_cell,
+    cause_label,
+    compile_by_kind_text,
+    failure_text,
+    frame_facts,
+    frame_id,
+    frame_where,
+    frames_by_time,
+    parametrized_text,
+    restart_waste_text,
+    samples_text,
+)
 
 #: table rows carry this mark until ``_wrap``: they are sized to the width already, never wrapped
 _ROW = "\x00"
 
 
-def _frame_row(f: CompiledFrame) -> list[str]:
-    name, filename, lineno = display_name(f)
-    where = fmt.terminal_safe(f"{name} ({fmt.location(filename, lineno)})")
+def _frame_row(f: CompiledFrame, facts: list[FrameFact]) -> list[str]:
     status = "" if f.status == "ok" else f" [{f.status}]"
-    return [
-        fmt.terminal_safe(display_id(f)),
-        where + status,
-        fmt.seconds(f.compile_time_s),
-        fmt.count(f.calls),
-        str(f.restarts),
-        str(f.graph_breaks),
-        fmt.count(f.guard_count),
-        fmt.count(f.inlined_calls),
-    ]
+    return [fmt.terminal_safe(frame_id(f)), fmt.terminal_safe(frame_where(f)) + status, fmt.seconds(f.compile_time_s),
+            *(c.text(f) for c in facts)]
 
 
-def summary_text(session: Session, max_rows: int = 12, width: int | None = None, *, screen: bool = False) -> str:
+def summary_text(session: Session, max_rows: int = TABLE_ROWS, width: int | None = None, *,
+                 screen: bool = False) -> str:
     """The summary, every line at most ``width`` columns (default ``WIDTH``): prose is wrapped with
     a hanging indent, tables shrink their text columns. ``screen``: the first screen a run prints,
     which leaves how the run was made and its repro line to summary.txt and summary.md (and says
@@ -87,14 +93,15 @@ def _frames_table(shown: list[CompiledFrame], width: int) -> list[str]:
     """The frames, the frame column wrapped inside itself (never cut) to keep the table within
     ``width``; where the frame names would wrap, the count columns that are 0 in every row go (the
     totals line under the table still says them)."""
-    headers = ["id", "frame", "time", "calls", "restarts", "breaks", "guards", "inlined"]
-    rows = [_frame_row(f) for f in shown]
+    facts = frame_facts(TERMINAL, shown)
+    headers = ["id", "frame", "time", *(c.short for c in facts)]
+    rows = [_frame_row(f, facts) for f in shown]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     if width < NARROW:  # id, frame and time: the counts are in the totals line and the files
         keep = [i for i, h in enumerate(headers) if h in ("id", "frame", "time")]
         headers, rows = [headers[i] for i in keep], [[r[i] for i in keep] for r in rows]
     elif sum(widths) + 2 * (len(widths) - 1) > width - 2:
-        zero = [i for i in (4, 5) if rows and all(r[i] == "0" for r in rows)]
+        zero = [i for i, c in enumerate(facts, 3) if c.key in _DROPPABLE and rows and all(r[i] == "0" for r in rows)]
         headers = [h for i, h in enumerate(headers) if i not in zero]
         rows = [[c for i, c in enumerate(r) if i not in zero] for r in rows]
     return fmt.table(headers, rows, "ll" + "r" * (len(headers) - 2), width=width - 2, wrap=1)
@@ -121,7 +128,7 @@ def _summary_lines(session: Session, max_rows: int, width: int, screen: bool = F
     if not session.frames:
         lines.append("  no torch.compile compilation happened in this run (nothing to profile)")
         return lines
-    frames = sorted(session.frames, key=lambda f: -(f.compile_time_s or 0.0))
+    frames = frames_by_time(session)
     shown, rest = frames[:max_rows], frames[max_rows:]
     lines.append("")
     lines += [_ROW + "  " + row for row in _frames_table(shown, width)]
@@ -139,30 +146,21 @@ def _summary_lines(session: Session, max_rows: int, width: int, screen: bool = F
         )
     if (reps := repeat_summary(session)) is not None:
         lines.append(f"  {reps}")
-    kinds = session.compile_by_kind()
-    if set(kinds) - {"forward"}:
-        lines.append("  compile by kind: " + ", ".join(
-            f"{KIND_LABELS.get(k, k)} {fmt.seconds(v)} ({fmt.pct(v, total)})" for k, v in kinds.items()))
+    if kinds := compile_by_kind_text(session):
+        lines.append(f"  compile by kind: {kinds}")
     if (cache := cache_line(cache_totals(session.frames))) is not None:
         lines.append(f"  {cache}")
     lines += ["  " + fmt.terminal_safe(f"cache: {text}") for text in cache_section.run_lines(session, 3)]
     for f in [f for f in frames if f.status == "failed"][:3]:
-        where = f" at {fmt.location(f.fail_filename, f.fail_lineno)}" if f.fail_filename else ""
-        reason = fmt.one_line(f.fail_reason or "", 120)
-        lines.append(fmt.terminal_safe(f"  failed: {display_id(f)} {f.fail_type or '?'}{where}: {reason}"))
-    table = session_cause_table(session, 8)
+        lines.append("  failed: " + fmt.terminal_safe(failure_text(f)))
+    table = session_cause_table(session, screen_cause_rows(max_rows))
     if table is not None and session.samples is not None:
-        s = session.samples
-        rate = f"{s.achieved_hz:.0f} Hz" if s.achieved_hz else "?"
-        lines += _cause_phase_lines(table, width, f"{s.count:,} samples at {rate}")
+        lines += _cause_phase_lines(table, width, samples_text(session.samples))
     elif session.capture.sampler == "none" and session.capture.source == "live":
         lines.append("  (sampling was off: no attribution; run without --sampler none to see where time went)")
     para = parametrization_summary(session)
     if para is not None and not (screen and table is not None and session.samples is not None):
-        n, secs, items = para
-        props = ", ".join(f"{fmt.terminal_safe(label)} x{k}" for label, k in items[:6])
-        noun = "property" if n == 1 else "properties"
-        lines.append(f"  parametrized {noun} ({n:,}, measured exactly): {props}; {fmt.seconds(secs)}")
+        lines.append("  " + fmt.terminal_safe(parametrized_text(*para)))
     return lines + _verdict_lines(session, screen)
 
 
@@ -196,18 +194,18 @@ def _n(v: float | int | None, noun: str) -> str:
     return fmt.plural(None if v is None else int(v), noun)
 
 
+#: the frames table's count columns that go where the frame names would wrap and every row's is 0
+_DROPPABLE = ("restarts", "graph_breaks")
+
 #: the summary's width; the cause x phase table fits in it
 WIDTH = 100
 
 
-def _cell(v: float) -> str:
-    return fmt.seconds(v) if v > 0 else ""
-
-
-def cause_phase_lines(session: Session, width: int = WIDTH, max_rows: int = 8) -> list[str]:
-    """The cause x phase table (``analysis.cause_table``), indented for the summary; nothing for
-    sessions without the cause view (no samples, schema 1, TORCH_TRACE imports)."""
-    table = session_cause_table(session, max_rows)
+def cause_phase_lines(session: Session, width: int = WIDTH, max_rows: int = TABLE_ROWS) -> list[str]:
+    """The cause x phase table (``analysis.cause_table``, ``screen_cause_rows(max_rows)`` rows), indented
+    for the summary; nothing for sessions without the cause view (no samples, schema 1, TORCH_TRACE
+    imports)."""
+    table = session_cause_table(session, screen_cause_rows(max_rows))
     if table is None:
         return []
     return [line.removeprefix(_ROW) for line in _cause_phase_lines(table, width)]
@@ -231,7 +229,7 @@ def _fit_columns(table: CauseTable, width: int) -> tuple[list[Column], list[Colu
     """The phase columns that fit ``width`` beside a cause column of ``MIN_CAUSE_COLUMN``, total and
     %: those holding the most time first; and the rest, folded into one "other phases" column."""
     def w(col: Column) -> int:
-        cells = [_cell(r.cells.get(col.key, 0.0)) for r in (*table.rows, table.totals)]
+        cells = [cause_cell(r.cells.get(col.key, 0.0)) for r in (*table.rows, table.totals)]
         return max(len(col.short), *map(len, cells)) + 2
 
     fixed = MIN_CAUSE_COLUMN + len(fmt.seconds(table.totals.total)) + 2 + 6  # total and %
@@ -256,14 +254,14 @@ def _cause_phase_lines(table: CauseTable, width: int, sampled: str = "sampled") 
     other = bool(folded) and bool(cols)  # a list (no phase column at all) has no "other" column either
 
     def cells(values: dict[str, float]) -> list[str]:
-        out = [_cell(values.get(c.key, 0.0)) for c in cols]
-        return out + ([_cell(sum(values.get(c.key, 0.0) for c in folded))] if other else [])
+        out = [cause_cell(values.get(c.key, 0.0)) for c in cols]
+        return out + ([cause_cell(sum(values.get(c.key, 0.0) for c in folded))] if other else [])
 
     blank = [""] * (len(cols) + (1 if other else 0))
     body: list[tuple[str, list[str]]] = []
     for r in table.rows:
-        label = f"{OTHER_CAUSES} ({r.folded})" if r.cause == OTHER_CAUSES else r.cause
-        body.append((label, [*cells(r.cells), fmt.seconds(r.total), fmt.pct(r.total, table.compile_s)]))
+        body.append((cause_label(r.cause, r.folded),
+                     [*cells(r.cells), fmt.seconds(r.total), fmt.pct(r.total, table.compile_s)]))
         via = _shared_via([d.label for d in r.details])  # said once by the verdict, not on each line
         for d in r.details:
             body.append(("  " + d.label.removesuffix(via), [*blank, fmt.seconds(d.seconds),
@@ -285,12 +283,8 @@ def _cause_phase_lines(table: CauseTable, width: int, sampled: str = "sampled") 
                      + " (every phase in summary.md and report.html)")
     elif folded:
         lines.append(" " * indent + "by phase: in summary.md and report.html")
-    if table.restart_waste > 0:
-        worst = max(((r.cause, r.wasted) for r in table.rows if r.wasted > 0), key=lambda kv: kv[1], default=None)
-        text = f"restart waste: {fmt.seconds(table.restart_waste)} of this in attempts that restarts threw away"
-        if worst:
-            text += f" (most: {fmt.terminal_safe(worst[0])})"
-        lines.append(" " * indent + text)
+    if waste := restart_waste_text(table):
+        lines.append(" " * indent + fmt.terminal_safe(waste))
     return lines
 
 
