@@ -345,7 +345,13 @@ def _facts(items: Iterable[tuple[str, object]]) -> list[tuple[str, str]]:
     return [(k, str(v)) for k, v in items if v is not None and v != ""]
 
 
-def _frame(f: CompiledFrame) -> FrameView:
+#: a compile's section lists a twentieth of ``page_rows`` of its graph breaks and properties (100 by
+#: default), a hundredth of its restart reasons (20) and ``max_rows`` guard sources (25)
+DETAIL_SHARE, RESTART_DETAIL_SHARE = 20, 100
+
+
+def _frame(f: CompiledFrame, max_rows: int) -> FrameView:
+    detail = page_rows(max_rows) // DETAIL_SHARE
     pills = [Pill(f.status, "bad")] if f.status != "ok" else []
     if f.restarts:
         pills.append(Pill(f"{fmt.plural(f.restarts, 'restart')}", "warn"))
@@ -388,20 +394,21 @@ def _frame(f: CompiledFrame) -> FrameView:
             [[str(a.index), secs(a.start_s), secs(a.duration_s), ("final" if a.index >= f.restarts else "discarded")
               + (" (sampled seconds: torch did not time attempts)" if a.source == "sampled" else "")]
              for a in sorted(f.attempts, key=lambda a: a.index)])
-        blocks.extend(Block("pre", text=restart_detail_text(r)) for r in f.restart_details[:20])
+        reasons = f.restart_details[:page_rows(max_rows) // RESTART_DETAIL_SHARE]
+        blocks.extend(Block("pre", text=restart_detail_text(r)) for r in reasons)
     if f.graph_break_reasons:
         sub("Graph breaks", [Col("reason", code=True), Col("location", code=True, nowrap=True)],
             [[fmt.one_line(b.reason, 400), fmt.location(b.filename, b.lineno) if b.filename else ""]
-             for b in f.graph_break_reasons[:100]], len(f.graph_break_reasons), "graph breaks")
+             for b in f.graph_break_reasons[:detail]], len(f.graph_break_reasons), "graph breaks")
     if g.sources:
         sub("Guard lines by user source", [Col("source", code=True), Col("lines", True)],
-            [[k, num(v)] for k, v in sorted(g.sources.items(), key=lambda kv: (-kv[1], kv[0]))[:25]],
+            [[k, num(v)] for k, v in sorted(g.sources.items(), key=lambda kv: (-kv[1], kv[0]))[:max_rows]],
             len(g.sources), "sources")
     if f.properties:
         sub("Traced properties", [Col("property", code=True), Col("parametrized"), Col("times", True),
                                   Col("instances", True), Col("seconds", True)],
             [[p.label, "yes" if p.parametrized else "no", num(p.count), num(p.instances), secs(p.seconds)]
-             for p in sorted(f.properties, key=lambda p: -p.seconds)[:100]], len(f.properties), "properties")
+             for p in sorted(f.properties, key=lambda p: -p.seconds)[:detail]], len(f.properties), "properties")
     if f.call_site:
         lines = "\n".join(f"{fmt.location(c.filename, c.lineno)} in {c.name}" for c in f.call_site)
         blocks.append(Block("pre", "Call site", text=lines))
@@ -410,11 +417,12 @@ def _frame(f: CompiledFrame) -> FrameView:
                      frame_time(f), blocks)
 
 
-def _compiles(ordered: list[CompiledFrame], limit: int) -> Compiles | None:
+def _compiles(ordered: list[CompiledFrame], max_rows: int) -> Compiles | None:
+    limit = page_rows(max_rows) // COMPILES_SHARE
     if not ordered:
         return None
     more = f"{len(ordered) - limit:,}" if len(ordered) > limit else ""
-    return Compiles([_frame(f) for f in ordered[:limit]], more)
+    return Compiles([_frame(f, max_rows) for f in ordered[:limit]], more)
 
 
 #: the report's sections in page order, with their navigation labels
@@ -434,7 +442,7 @@ def report_view(ctx: RenderContext) -> Report:
     flames, callgraph = _flamegraphs(ctx), _callgraph(ctx)
     frames = _frames_table(ordered, rows)
     properties, traced = _properties(s, rows), _traced(s, ctx.derived, rows)
-    compiles, reasons = _compiles(ordered, page_rows(rows) // COMPILES_SHARE), _reasons(s, rows)
+    compiles, reasons = _compiles(ordered, rows), _reasons(s, rows)
     cache_view = cache_section.view(s)
     # the run's notes (the terminal shows only those that change how its numbers read), then the
     # renderers' own; last: the sections above may have added notes

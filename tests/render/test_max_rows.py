@@ -82,6 +82,9 @@ def test_report_html_s_sortable_tables_follow_max_rows(session: Session) -> None
     assert one.frames is not None and len(one.frames.rows) == page_rows(1) and one.frames.more
     assert one.properties is not None and len(one.properties.rows) == page_rows(1)
     assert one.traced is not None and len(one.traced.rows) < len(full.traced.rows if full.traced else [])
+    # the per-compile sections: a tenth of the page's rows
+    assert full.compiles is not None and len(full.compiles.frames) == len(session.frames)
+    assert one.compiles is not None and len(one.compiles.frames) == page_rows(1) // 10 and one.compiles.more
 
 
 def test_compare_follows_max_rows(session: Session) -> None:
