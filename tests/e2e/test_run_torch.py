@@ -197,22 +197,24 @@ def test_report_reproduces_the_outputs(seed_runs: dict[str, CliResult], tmp_path
             assert (src / rel).read_bytes() == (out / rel).read_bytes(), rel
 
 
-@requires_torch("2.5", NO_PROPERTIES_24)
 def test_parametrization_attribution_matches_the_compile_time_difference(tmp_path: Path) -> None:
-    """Same process, warm pair: sampled parametrization time ~ (parametrized - plain) compile time."""
+    """Same process, warm pair: sampled parametrization time ~ (parametrized - plain) compile time
+    (torch 2.4 too: there the parametrized classes' inlined calls and deep copies are that time)."""
     r = profile(tmp_path, [str(SAMPLES / "parametrized_linear.py"), "--both", "--repeat", "2", "--layers", "16"])
     assert r.returncode == 0, r.stderr
     frames = sorted(load_session(r.run_dir).frames, key=lambda f: f.start_s)
     assert len(frames) == 4
     t, f = frames[2], frames[3]  # the warm pair (the first compile also pays one-time imports)
-    assert any(p.parametrized for p in t.properties) and not f.properties
+    assert not f.properties and _param(f) == 0
     diff = (t.compile_time_s or 0) - (f.compile_time_s or 0)
     sampled = _param(t)
-    exact = sum(p.seconds for p in t.properties)
     assert diff > 0
     # wide bounds: timings on shared CI machines are noisy; the benchmark measures the real figure
     assert 0.4 * diff < sampled < 1.8 * diff
-    assert 0.4 * diff < exact < 1.8 * diff
+    if torch_release() >= (2, 5):  # torch 2.4 traces no property: no exact timers
+        assert any(p.parametrized for p in t.properties)
+        exact = sum(p.seconds for p in t.properties)
+        assert 0.4 * diff < exact < 1.8 * diff
 
 
 @requires_torch("2.5", NO_PROPERTIES_24)
@@ -225,3 +227,43 @@ def test_lora_sample_names_the_adapted_weights(tmp_path: Path) -> None:
     assert set(props) == {"Linear.weight"} and props["Linear.weight"].instances == 8
     assert _param(s) > 0
     assert "parametrization (8 properties via LoRA: Linear.weight x8) cost" in unwrap(r.stderr)
+
+
+THREAD_SAMPLER_SCRIPT = """import signal
+import torch
+
+hits = []
+signal.signal(signal.SIGALRM, lambda *_: hits.append(1))  # the script's own timer, as some programs have
+signal.setitimer(signal.ITIMER_REAL, 0.01, 0.01)
+
+@torch.compile(backend="eager")
+def f(x):
+    for _ in range(40):
+        x = torch.sin(x) + x
+    return x
+
+f(torch.ones(4))
+signal.setitimer(signal.ITIMER_REAL, 0)
+print("alarms", len(hits))
+"""
+
+
+@pytest.mark.torch
+def test_the_thread_sampler_switch_leaves_sigalrm_to_the_script(tmp_path: Path) -> None:
+    """``--thread-sampler`` (``CaptureOptions.use_signal``, declared once): every sample comes
+    from the sampler thread, none from a timer signal, and the script's own SIGALRM handler and
+    timer run as under python."""
+    (tmp_path / "alarm.py").write_text(THREAD_SAMPLER_SCRIPT)
+    plain = THREAD_SAMPLER_SCRIPT.replace("signal.s", "# signal.s")  # no timer of its own
+    (tmp_path / "plain.py").write_text(plain)
+    counts = {}
+    for name, opts in (("plain", []), ("plain", ["--thread-sampler"]), ("alarm", ["--thread-sampler"])):
+        r = run_dynaprof(["run", "-q", "--force", "-o", "run", *opts, f"{name}.py"], cwd=tmp_path)
+        assert r.returncode == 0, r.stderr[-2000:]
+        s = load_session(tmp_path / "run")
+        assert s.samples is not None and s.samples.count > 0
+        counts[(name, bool(opts))] = s.samples.signal_samples
+        if name == "alarm":
+            assert int(r.stdout.split("alarms", 1)[1]) > 0  # the script's own alarms went off
+    assert counts[("plain", False)] > 0  # by default the main thread is sampled by SIGALRM
+    assert counts[("plain", True)] == counts[("alarm", True)] == 0
