@@ -217,12 +217,16 @@ def test_parametrization_attribution_matches_the_compile_time_difference(tmp_pat
         assert 0.4 * diff < exact < 1.8 * diff
 
 
-@requires_torch("2.5", NO_PROPERTIES_24)
 def test_lora_sample_names_the_adapted_weights(tmp_path: Path) -> None:
     r = profile(tmp_path, [str(SAMPLES / "lora_transformer.py"), "--layers", "2", "--dim", "64"])
     assert r.returncode == 0, r.stderr
     s = load_session(r.run_dir)
     (f,) = s.frames
+    if torch_release() < (2, 5):  # no property traced: the adapted class's calls name it, weights unknown
+        assert s.axes is not None and "parametrized Linear calls (Module._call_impl inlined per class)" in \
+            s.axes.parametrizations, s.axes.parametrizations
+        assert "parametrization cost" in unwrap(r.stderr) and not f.properties
+        return
     props = {p.label: p for p in f.properties if p.parametrized}
     assert set(props) == {"Linear.weight"} and props["Linear.weight"].instances == 8
     assert _param(s) > 0
