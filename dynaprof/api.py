@@ -50,6 +50,25 @@ class ProfileError(DynaprofError):
     """Misuse of ``dynaprof.profile`` (nested profiles, a non-empty folder, bad options)."""
 
 
+def _api_switches(given: dict[str, Any]) -> dict[str, bool]:
+    """``profile()``'s switch keywords, checked against their one declaration; ProfileError (one
+    line) naming one that is unknown or that only ``dynaprof run`` offers."""
+    from dynaprof.model.capture_options import API, switches
+
+    offered = {s.name for s in switches(API)}
+    elsewhere = {s.name for s in switches()} - offered
+    for name, value in given.items():
+        if name in elsewhere:
+            raise ProfileError(f"{name}: a `dynaprof run` option (the script in a process of its own); "
+                               f"profile() takes {', '.join(sorted(offered))}")
+        if name not in offered:
+            raise ProfileError(f"profile() got an unexpected keyword {name!r} (its switches: "
+                               f"{', '.join(sorted(offered))})")
+        if not isinstance(value, bool):
+            raise ProfileError(f"{name} must be True or False, got {value!r}")
+    return dict(given)
+
+
 def clear_previous_run(run_dir: Path) -> bool:
     """Remove an earlier dynaprof run from ``run_dir`` (only what a run writes); False, and
     nothing removed, when the folder does not hold a run."""
@@ -104,8 +123,8 @@ class Profile:
         max_rows: int = 25,
         exports: Literal["auto", "gzip", "plain", "none"] = "auto",
         render: bool = True,
-        time_calls: bool = False,
         _option_hint: str = "force=True",
+        **switches: bool,
     ) -> None:
         chosen: str = sampler
         if chosen not in ("builtin", "none"):
@@ -127,7 +146,8 @@ class Profile:
         self.sampler = sampler
         self.rate = float(rate)
         self.cprofile = cprofile
-        self.time_calls = bool(time_calls)
+        #: the capture's switches given (``model.capture_options``: ``time_calls=True``...)
+        self.switches = _api_switches(switches)
         self.label = label
         self.quiet = quiet
         self.max_rows = max_rows
@@ -155,6 +175,7 @@ class Profile:
         from dynaprof.capture.core import IN_PROCESS, CaptureBusy, CaptureOptions, in_process_start_record
         from dynaprof.capture.journal import JournalWriter
         from dynaprof.capture.signal_cost import known_floor
+        from dynaprof.model.capture_options import switched
 
         if self.running:
             raise ProfileError("this profile is already running")
@@ -173,9 +194,9 @@ class Profile:
             adapt_rate=self.adapt_rate,
             signal_floor_s=known_floor(),  # adapts the rate, or only says what sampling cost
             cprofile_dir=str(run_dir / "cprofile") if self.cprofile else None,
-            use_signal=self._use_signal(),
-            time_calls=self.time_calls,
         )
+        options = switched({**self.switches, "use_signal": self.switches.get("use_signal", True)
+                            and self._use_signal()}, options)
         t0_ns = time.time_ns()
         try:
             cap = IN_PROCESS.begin(journal, t0_ns, options, in_process_start_record(t0_ns, target))
@@ -331,18 +352,21 @@ def profile(
     max_rows: int = 25,
     exports: Literal["auto", "gzip", "plain", "none"] = "auto",
     render: bool = True,
-    time_calls: bool = False,
+    **switches: bool,
 ) -> Profile:
     """Profile every ``torch.compile`` compile of a block into the run folder ``path``.
 
     ``with dynaprof.profile("runs/x") as prof: ...``, ``@dynaprof.profile()`` on a function, or
     ``prof = dynaprof.profile().start()`` ... ``prof.stop()``. Without ``path``, a new folder
     under ``./dynaprof-runs/``. A non-empty folder is refused unless ``force``. ``render=False``
-    writes ``session.json`` only (``dynaprof report DIR`` renders the rest later). ``time_calls``
-    also times each call of the compiled code (host wall time; two clock reads a call)."""
+    writes ``session.json`` only (``dynaprof report DIR`` renders the rest later). The capture's
+    switches go as keywords, by name (``model.capture_options``): ``time_calls=True`` also times
+    each call of the compiled code (host wall time; two clock reads a call), ``use_signal=False``
+    samples from a thread only (a program that sets SIGALRM itself)."""
+    named: dict[str, Any] = dict(switches)  # checked by Profile against their declaration
     return Profile(
         path, force=force, sampler=sampler, rate=rate, cprofile=cprofile, label=label, quiet=quiet,
-        max_rows=max_rows, exports=exports, render=render, time_calls=time_calls,
+        max_rows=max_rows, exports=exports, render=render, **named,
     )
 
 

@@ -32,7 +32,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     """The magics' flags; their defaults are the capture's and a run folder's (``CaptureOptions``,
     ``RUN_FOLDER_OPTIONS``), as ``dynaprof run``'s are."""
-    from dynaprof.capture.core import CaptureOptions
+    from dynaprof.model.capture_options import NOTEBOOK, CaptureOptions, add_switches
     from dynaprof.render.base import EXPORT_MODES, RUN_FOLDER_OPTIONS
 
     p = _Parser(prog=f"%%{MAGIC}", add_help=False)
@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sampler", choices=("builtin", "none"), default=CaptureOptions.sampler)
     p.add_argument("--rate", type=float, default=None)  # None: up to CaptureOptions.rate_hz, adapted
     p.add_argument("--cprofile", action="store_true")
-    p.add_argument("--time-calls", action="store_true", help="also time each call of the compiled code")
+    add_switches(p, NOTEBOOK)
     p.add_argument("--max-rows", type=int, default=RUN_FOLDER_OPTIONS.max_rows)
     p.add_argument("--exports", choices=EXPORT_MODES, default=RUN_FOLDER_OPTIONS.exports)
     p.add_argument("--no-flame", action="store_true", help="show the summary only")
@@ -95,10 +95,13 @@ def make_profile(shell: Any, args: argparse.Namespace) -> Profile:
     force = args.force
     if out.is_dir() and clear_previous_run(out):
         force = True  # re-running the cell: this run replaces the earlier one
+    from dynaprof.model.capture_options import NOTEBOOK, switch_values
+
+    chosen: dict[str, Any] = switch_values(vars(args), NOTEBOOK)
     return Profile(
-        out, force=force, sampler=args.sampler, rate=args.rate, cprofile=args.cprofile,
-        time_calls=args.time_calls, label="<notebook cell>", max_rows=args.max_rows, exports=args.exports,
-        _option_hint="--force",
+        out, force=force, sampler=args.sampler, rate=args.rate, cprofile=args.cprofile, label="<notebook cell>",
+        max_rows=args.max_rows, exports=args.exports, _option_hint="--force",
+        **chosen,
     )
 
 

@@ -34,6 +34,7 @@ from dynaprof.errors import DynaprofError
 from dynaprof.executors.run_task import CACHE_ENV as CACHE_ENV  # re-exported: where callers found it
 from dynaprof.executors.run_task import cold_caches as cold_caches  # one place, shared with the executors
 from dynaprof.fmt import plural, seconds, stored_s
+from dynaprof.model.capture_options import CaptureOptions
 from dynaprof.model.journal import JOURNAL_FILE
 
 if TYPE_CHECKING:
@@ -147,16 +148,14 @@ class ScriptRun:
     sampler: str
     rate: float
     native: bool = False
-    inline_profile: bool = False
-    time_calls: bool = False
-    aot_components: bool = False
+    #: the capture's switches (``model.capture_options``: time_calls, replay_graphs...), as given;
+    #: the sampler, rate and folders below are the pipeline's and go in at launch
+    capture: CaptureOptions = field(default_factory=CaptureOptions)
     cprofile: bool = False
     torch_trace: Path | None = None
     repeat: int = 1
     warm: bool = False
     counterfactual: bool = False
-    #: replay the graphs with parametrizations Inductor compiled, folded (``capture.replay``)
-    replay: bool = True  # CaptureOptions.replay_graphs (tests/unit/test_option_defaults.py)
     quiet: bool = False
     #: no live progress line (a torchrun rank)
     no_progress: bool = False
@@ -290,22 +289,16 @@ def _remove_journals(run_dir: Path, journals: list[Path], repeated: bool) -> Non
 def _child_config(run: ScriptRun, journal: Path, where: Path) -> ChildConfig:
     from dynaprof.capture.child import ChildConfig
 
-    return ChildConfig(
-        journal=str(journal),
-        kind=run.kind,
-        target=run.target,
-        args=run.args,
+    capture = dataclasses.replace(
+        run.capture,
         sampler=run.sampler if run.sampler != "py-spy" else "none",
         rate_hz=run.rate,
         adapt_rate=run.adapt_rate,
         signal_floor_s=run.signal_floor_s,
-        inline_profile=run.inline_profile,
-        time_calls=run.time_calls,
-        aot_components=run.aot_components,
         cprofile_dir=str(where / "cprofile") if run.cprofile else None,
         torch_trace_dir=str(run.torch_trace.resolve()) if run.torch_trace else None,
-        replay_graphs=run.replay,
     )
+    return ChildConfig(journal=str(journal), kind=run.kind, target=run.target, args=run.args, capture=capture)
 
 
 def _capture_once(run: ScriptRun, run_dir: Path, i: int, say: Say) -> _Captured:
@@ -333,7 +326,7 @@ def _capture_once(run: ScriptRun, run_dir: Path, i: int, say: Say) -> _Captured:
                 progress.stop()
                 progress = None
             # in the run's compiler caches (Inductor's one-time probes are there), before they go
-            if run.replay and result.signal is None:
+            if run.capture.replay_graphs and result.signal is None:
                 replay = _replay(journal, where, caches, run.quiet, say)
     finally:
         if progress is not None:
@@ -418,7 +411,6 @@ def _facts(run: ScriptRun, result: LaunchResult, run_dir: Path, notes: list[str]
 def _run_plain(cfg: ChildConfig, run_dir: Path, caches: dict[str, str], quiet: bool, say: Say) -> PlainKernels | None:
     """``--counterfactual``: the script again with every parametrization folded (``caches``: fresh
     compiler cache folders for it); its kernels and figures, or None (said) where it failed."""
-    from dynaprof.capture.core import CaptureOptions
     from dynaprof.capture.journal import read_journal
     from dynaprof.capture.launcher import launch
     from dynaprof.ingest.assemble import ParentFacts, assemble_plain
@@ -427,10 +419,9 @@ def _run_plain(cfg: ChildConfig, run_dir: Path, caches: dict[str, str], quiet: b
     where.mkdir(parents=True, exist_ok=True)
     journal, log = where / JOURNAL_FILE, where / "output.log"
     journal.write_bytes(b"")
-    plain_cfg = dataclasses.replace(
-        cfg, journal=str(journal), sampler="builtin", rate_hz=CaptureOptions.rate_hz, cprofile_dir=None,
-        torch_trace_dir=None, inline_profile=False, time_calls=False, fold_parametrizations=True,
-    )  # fmt: skip
+    plain_cfg = dataclasses.replace(cfg, journal=str(journal), capture=dataclasses.replace(
+        cfg.capture, sampler="builtin", rate_hz=CaptureOptions.rate_hz, cprofile_dir=None, torch_trace_dir=None,
+        inline_profile=False, time_calls=False, fold_parametrizations=True))
     if not quiet:
         say("dynaprof: counterfactual run: the script again with every parametrization folded, cold caches")
     try:

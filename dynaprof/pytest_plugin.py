@@ -26,15 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from dynaprof.model.capture_options import PYTEST, CaptureOptions, switches
+
 if TYPE_CHECKING:
     from dynaprof.analysis.budgets import CheckResult
     from dynaprof.api import Profile, SweepResult
     from dynaprof.model.session import Session
 
 FIXTURE = "dynaprof_profile"
-#: ``CaptureOptions.rate_hz`` (written out: loading the plugin imports nothing of dynaprof's
-#: capture; ``tests/unit/test_option_defaults.py`` checks it)
-RATE_HZ = 1000.0
 _STASH_SIGALRM = pytest.StashKey[list[str]]()
 
 
@@ -46,9 +45,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--dynaprof-rate", metavar="HZ", type=float, default=None,
-        help=f"dynaprof: samples per second of compile time (default: up to {RATE_HZ:g}, lower where a sample "
-             "costs a compile more than the sampler's budget)",
+        help=f"dynaprof: samples per second of compile time (default: up to {CaptureOptions.rate_hz:g}, lower "
+             "where a sample costs a compile more than the sampler's budget)",
     )
+    for s in switches(PYTEST):  # the capture's switches, declared once (model.capture_options)
+        group.addoption(s.pytest_flag, dest=f"dynaprof_{s.name}", action="store_false" if s.default else "store_true",
+                        default=s.default, help=f"dynaprof: {s.help}")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -95,7 +97,10 @@ def _profile(config: pytest.Config, nodeid: str, run_dir: Path, render: bool) ->
                     "sampled from a thread (lower rate)"]
 
     force = run_dir.is_dir() and clear_previous_run(run_dir)  # a re-run replaces that test's earlier run
-    return _TestProfile(run_dir, force=force, rate=config.getoption("dynaprof_rate"), label=nodeid, render=render)
+    chosen: dict[str, Any] = {s.name: bool(config.getoption(f"dynaprof_{s.name}", s.default))
+                              for s in switches(PYTEST)}
+    return _TestProfile(run_dir, force=force, rate=config.getoption("dynaprof_rate"), label=nodeid, render=render,
+                        **chosen)
 
 
 def _drop_if_nothing_compiled(prof: Profile) -> None:

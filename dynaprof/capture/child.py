@@ -11,6 +11,7 @@ that never compiles pays nothing, and torch is never imported earlier than the s
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import json
 import os
 import platform
@@ -18,7 +19,7 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,37 +32,28 @@ from dynaprof.version import __version__
 CONFIG_ENV = "DYNAPROF_CHILD"
 
 
-_CAPTURE = CaptureOptions()
-
-
 @dataclass
 class ChildConfig:
-    """What the capture child runs, and its capture options: ``CaptureOptions``' fields (less
-    ``use_signal``), flat so that the launcher passes them as JSON; their defaults are its."""
+    """What the capture child runs, and its capture options (``CaptureOptions``, declared once in
+    ``model.capture_options``), passed by the launcher as JSON."""
 
     journal: str
     kind: str  # script | module
     target: str
     args: list[str]
-    sampler: str = _CAPTURE.sampler  # builtin | none (py-spy runs beside the child)
-    rate_hz: float = _CAPTURE.rate_hz
-    adapt_rate: bool = _CAPTURE.adapt_rate
-    signal_floor_s: float | None = _CAPTURE.signal_floor_s
-    inline_profile: bool = _CAPTURE.inline_profile
-    cprofile_dir: str | None = _CAPTURE.cprofile_dir
-    torch_trace_dir: str | None = _CAPTURE.torch_trace_dir
-    time_calls: bool = _CAPTURE.time_calls
-    aot_components: bool = _CAPTURE.aot_components
-    fold_parametrizations: bool = _CAPTURE.fold_parametrizations
-    replay_graphs: bool = _CAPTURE.replay_graphs
+    capture: CaptureOptions = field(default_factory=CaptureOptions)
     extra: dict[str, Any] = field(default_factory=dict)
     #: ``platform.platform()``, computed by the launcher (same machine, same interpreter): here it
     #: would import ``subprocess`` and run ``uname -p`` in the user's process before the script
     platform: str = ""
 
-    def capture_options(self) -> CaptureOptions:
-        shared = {f.name for f in fields(CaptureOptions)} & {f.name for f in fields(self)}
-        return CaptureOptions(**{name: getattr(self, name) for name in sorted(shared)})
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, raw: str) -> ChildConfig:
+        data = json.loads(raw)
+        return cls(**{**data, "capture": CaptureOptions(**data.get("capture", {}))})
 
 
 class Child:
@@ -72,7 +64,7 @@ class Child:
         self.capture = Capture(
             self.journal,
             self.t0_ns,
-            cfg.capture_options(),
+            cfg.capture,
         )
         self.exit_status: int | None = 0
         self.end_reason = "exited"
@@ -157,4 +149,4 @@ def boot() -> None:
     if raw is None:
         print("dynaprof: the capture child needs its configuration", file=sys.stderr)
         sys.exit(2)
-    Child(ChildConfig(**json.loads(raw))).start()
+    Child(ChildConfig.from_json(raw)).start()

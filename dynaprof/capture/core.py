@@ -34,7 +34,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +42,8 @@ from dynaprof.capture.sampler import Sampler
 from dynaprof.capture.stacks import LEGACY_WALKER_ENV, FunctionTable, Markers, StackWalker, TracedStacks
 from dynaprof.capture.torch_private import _private
 from dynaprof.fmt import stored_s
+from dynaprof.model.capture_options import PYSPY_RATE_HZ as PYSPY_RATE_HZ  # declared in the model layer
+from dynaprof.model.capture_options import CaptureOptions as CaptureOptions
 from dynaprof.model.environment import compile_env, redact_argv
 from dynaprof.model.journal import JOURNAL_SCHEMA, JournalRecord, StackItem, Start
 from dynaprof.model.journal import Sampler as SamplerRecord
@@ -62,40 +63,6 @@ def make_walker(table: FunctionTable, markers: Markers, traced: TracedStacks) ->
         return LegacyStackWalker(table, markers)  # type: ignore[return-value]
     return StackWalker(table, markers, traced)
 
-@dataclass
-class CaptureOptions:
-    """What a capture records, defined once with its defaults: ``dynaprof run``'s arguments,
-    ``dynaprof.profile()``'s keywords, the notebook's flags, the pytest options and the capture
-    child's ``ChildConfig`` take theirs from here (``tests/unit/test_option_defaults.py``)."""
-
-    sampler: str = "builtin"  # builtin | none (py-spy runs outside the process)
-    #: samples per second of wall time, the builtin sampler's (py-spy's: ``PYSPY_RATE_HZ``)
-    rate_hz: float = 1000.0
-    #: below ``rate_hz`` where a sample costs more than the sampler's budget (``capture.signal_cost``);
-    #: an explicit ``--rate`` fixes it
-    adapt_rate: bool = True
-    #: seconds one timer signal costs a compile here (``signal_cost.floor_s``; None: not known)
-    signal_floor_s: float | None = None
-    inline_profile: bool = False
-    cprofile_dir: str | None = None
-    torch_trace_dir: str | None = None
-    #: sample the main thread with SIGALRM when it is free (False: always from a thread)
-    use_signal: bool = True
-    #: also time each call of the compiled graphs (two clock reads a call): CompiledFrame.call_time_*
-    time_calls: bool = False
-    #: compute AOTAutograd's cache-key components (``capture.cache_keys``; ``--aot-components``): off
-    #: by default, as re-pickling the graph costs an Inductor compile 1-3% (docs/performance.md)
-    aot_components: bool = False
-    #: fold every parametrization before compiling (``dynaprof run --counterfactual``'s second run)
-    fold_parametrizations: bool = False
-    #: keep each graph with parametrizations that Inductor is handed, for the replay that finds the
-    #: kernels only the parametrization made (``capture.replay``; ``dynaprof run --no-replay``: off)
-    replay_graphs: bool = True
-
-
-
-#: py-spy's default rate: it reads the process from outside, each sample a pass over its memory
-PYSPY_RATE_HZ = 100.0
 
 
 def default_rate(sampler: str) -> float:

@@ -12,7 +12,7 @@ The live status line on a terminal is ``capture/progress.py``'s.
 from __future__ import annotations
 
 import contextlib
-import json
+import dataclasses
 import os
 import platform
 import signal
@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
@@ -100,7 +100,7 @@ def launch(
     ``output``: a file for its stdout and stderr, its stdin empty (a run the user did not ask to see)."""
     env = dict(os.environ)
     env.update(extra_env or {})
-    env[CONFIG_ENV] = json.dumps(dict(asdict(cfg), platform=cfg.platform or platform.platform()))
+    env[CONFIG_ENV] = dataclasses.replace(cfg, platform=cfg.platform or platform.platform()).to_json()
     # the interpreter runs the script itself; sitecustomize starts the capture, then puts these back
     env.pop(SAVED_PATH_ENV, None)
     if "PYTHONPATH" in env:

@@ -17,6 +17,7 @@ from dynaprof.cli.executor_options import add_executor_options, engine_options
 from dynaprof.cli.outputs import render_options
 from dynaprof.cli.run_options import add_run_options
 from dynaprof.errors import DynaprofError
+from dynaprof.model.capture_options import RUN, switch_values, switched
 from dynaprof.model.environment import redact_argv
 from dynaprof.pipeline import Outcome, ScriptRun, info, run_script
 from dynaprof.render.base import RenderOptions
@@ -157,9 +158,9 @@ def _script_run(args: argparse.Namespace, kind: str, target: str, rest: list[str
         raise DynaprofError("--warm goes with --repeat N (a single run uses the caches as they are)")
     return ScriptRun(
         kind, target, rest, redact_argv(["dynaprof", *args.argv]), args.sampler, args.rate, native=args.native,
-        inline_profile=args.inline_profile, time_calls=args.time_calls, aot_components=args.aot_components,
+        capture=switched(switch_values(vars(args), RUN)),
         cprofile=args.cprofile, torch_trace=args.torch_trace, repeat=args.repeat, warm=args.warm,
-        counterfactual=args.counterfactual, replay=args.replay, quiet=args.quiet, adapt_rate=adapt,
+        counterfactual=args.counterfactual, quiet=args.quiet, adapt_rate=adapt,
     )  # fmt: skip
 
 

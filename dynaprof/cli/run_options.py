@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from dynaprof.cli.outputs import add_render_options
+from dynaprof.model.capture_options import PYSPY_RATE_HZ, RUN, CaptureOptions, add_switches
 from dynaprof.run_folder.location import RUNS_DIR
 
 
@@ -46,8 +47,9 @@ def _capture_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
         type=float,
         default=None,
         metavar="HZ",
-        help="samples per second of wall time (default: builtin up to 1000, lower where a sample would cost a "
-             "compile over 3%% of its time, measured once per boot; py-spy 100). Given, the rate is fixed",
+        help=f"samples per second of wall time (default: builtin up to {CaptureOptions.rate_hz:g}, lower where a "
+             f"sample would cost a compile over 3%% of its time, measured once per boot; py-spy {PYSPY_RATE_HZ:g}). "
+             "Given, the rate is fixed",
     ))
     added.append(p.add_argument("--native", action="store_true", help="with --sampler py-spy: include C/C++ frames"))
     added.append(p.add_argument(
@@ -58,26 +60,7 @@ def _capture_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
     added.append(p.add_argument(
         "--torch-trace", type=Path, metavar="DIR", help="also write a TORCH_TRACE log (for tlparse) into DIR"
     ))
-    added.append(p.add_argument(
-        "--inline-profile",
-        action="store_true",
-        help="also enable torch's built-in Dynamo profiler (per-inline trace times; torch 2.13's "
-        "profiler crashes compiles that restart after a graph break)",
-    ))
-    added.append(p.add_argument(
-        "--aot-components",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="also compute AOTAutograd's cache-key components, so that its cache misses are explained (torch "
-        "computes them only at DEBUG logging; this re-pickles the graph: 1-3%% of an Inductor compile, "
-        "docs/caches.md). Off by default: the FX graph cache's components, which torch gives, are kept",
-    ))
-    added.append(p.add_argument(
-        "--time-calls",
-        action="store_true",
-        help="also time each call of the compiled code (host wall time per call, median and total; on "
-        "CUDA the kernels run asynchronously, so this is launch time)",
-    ))
+    added += add_switches(p, RUN)
     return added
 
 
@@ -91,14 +74,6 @@ def _run_modes(p: argparse.ArgumentParser) -> list[argparse.Action]:
         "torch.compile is given folded first (remove_parametrizations(..., leave_parametrized=True)): the "
         "Inductor kernels only the parametrized run builds go to the parametrization, and the report gives "
         "the compile time without it (docs/causes.md)",
-    ))
-    added.append(p.add_argument(
-        "--no-replay",
-        dest="replay",
-        action="store_false",
-        help="do not replay the graphs with parametrizations that Inductor compiled (after the script, in a "
-        "process of its own, folded, no kernel built) to find the kernels only the parametrization made; "
-        "they are then split by node only (docs/causes.md)",
     ))
     added.append(p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr"))
     added.append(p.add_argument(

@@ -27,6 +27,7 @@ from dynaprof.capture.journal import read_journal
 from dynaprof.capture.launcher import launch
 from dynaprof.ingest.assemble import OWN_METRICS, ParentFacts, _Builder, assemble
 from dynaprof.ingest.trace_to_session import import_torch_trace
+from dynaprof.model.capture_options import CaptureOptions
 from dynaprof.model.journal import JOURNAL_SCHEMA, RECORD_TYPES, JournalRecord, span_args
 from dynaprof.model.session import CompiledFrame, Session
 from tests.helpers import JOURNAL, ROOT_DIR, typeddict_problems
@@ -127,7 +128,8 @@ def _capture(tmp: Path, script: str, **options: Any) -> tuple[list[dict[str, Any
     target.write_text(script)
     journal = tmp / "journal.jsonl"
     journal.write_bytes(b"")
-    result = launch(ChildConfig(journal=str(journal), kind="script", target=str(target), args=[], **options))
+    result = launch(ChildConfig(journal=str(journal), kind="script", target=str(target), args=[],
+                                capture=CaptureOptions(**options)))
     records = [r for _, r in read_journal(journal)]
     assert all(r is not None for r in records), "a torn journal line"
     return [r for r in records if r is not None], result.exit_status

@@ -127,7 +127,8 @@ def test_plugin_is_inert_until_used(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     loaded = json.loads((pytester.path / "modules.json").read_text())
-    assert loaded == ["dynaprof", "dynaprof.pytest_plugin"]  # no capture, api, torch
+    # the options' one declaration (standard library only) for its flags; no capture, api, torch
+    assert loaded == ["dynaprof", "dynaprof.model", "dynaprof.model.capture_options", "dynaprof.pytest_plugin"]
     assert "dynaprof:" not in result.stdout.str()
 
 

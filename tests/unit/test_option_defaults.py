@@ -19,6 +19,7 @@ from dynaprof.capture.core import PYSPY_RATE_HZ, CaptureOptions, default_rate
 from dynaprof.cli.pr import PR_MAX_ROWS, PrCommand
 from dynaprof.cli.report import ReportCommand
 from dynaprof.cli.run import RunCommand
+from dynaprof.model.capture_options import API, NOTEBOOK, PYTEST, RUN, switched, switches
 from dynaprof.pipeline import ScriptRun
 from dynaprof.render.base import RUN_FOLDER_OPTIONS, RenderOptions
 
@@ -48,48 +49,94 @@ def test_run_captures_with_the_capture_defaults() -> None:
     assert got["sampler"] == CAPTURE.sampler
     assert got["rate"] is None and default_rate(got["sampler"]) == CAPTURE.rate_hz  # sampler-dependent
     assert default_rate("py-spy") == PYSPY_RATE_HZ != CAPTURE.rate_hz  # named: py-spy reads from outside
-    assert (got["cprofile"], got["time_calls"], got["inline_profile"], got["aot_components"]) == (
-        CAPTURE.cprofile_dir is not None, CAPTURE.time_calls, CAPTURE.inline_profile, CAPTURE.aot_components)
-    assert got["replay"] == CAPTURE.replay_graphs == ScriptRun.replay  # --no-replay turns it off
+    assert got["cprofile"] == (CAPTURE.cprofile_dir is not None)
 
 
-def test_the_child_s_config_has_the_capture_defaults() -> None:
+#: every switch and the entry points that offer it, as declared (a change here is a change of the
+#: product's options: say it in the docs)
+DECLARED = {
+    "inline_profile": {RUN}, "use_signal": {RUN, API, NOTEBOOK, PYTEST}, "time_calls": {RUN, API, NOTEBOOK, PYTEST},
+    "aot_components": {RUN}, "replay_graphs": {RUN},
+}
+
+
+def test_every_switch_is_declared_once_with_its_default() -> None:
+    assert {s.name: set(s.entries) for s in switches()} == DECLARED
+    for s in switches():
+        assert s.default == getattr(CAPTURE, s.name) and s.flag.startswith("--") and s.help
+
+
+def test_every_entry_point_offers_its_switches_from_the_declaration() -> None:
+    """The run command, the notebook magic and the pytest plugin make their flags from the one
+    declaration, with its default; ``profile()`` takes each by name."""
+    parsers = {RUN: RunCommand().prepare_parser, NOTEBOOK: lambda p: p._actions.extend(notebook._parser()._actions)}
+    for entry, prepare in parsers.items():
+        p = argparse.ArgumentParser()
+        prepare(p)
+        by_flag = {o: a for a in p._actions for o in a.option_strings}
+        for s in switches(entry):
+            action = by_flag[s.flag]
+            assert (action.dest, action.default, action.help) == (s.name, s.default, s.help), (entry, s.name)
+            flipped = vars(p.parse_known_args([s.flag])[0])[s.name] if entry == RUN else None
+            assert flipped in (None, not s.default), (entry, s.name)
+        assert not [s.flag for s in switches() if entry not in s.entries and s.flag in by_flag], entry
+    added = _pytest_options()
+    for s in switches(PYTEST):
+        assert added[s.pytest_flag] == {"dest": f"dynaprof_{s.name}", "default": s.default}
+    assert not [s for s in switches() if PYTEST not in s.entries and s.pytest_flag in added]
+    for s in switches(API):
+        prof = dynaprof.profile(**{s.name: not s.default})
+        assert prof.switches == {s.name: not s.default}
+
+
+def test_profile_refuses_a_switch_it_does_not_offer_by_name() -> None:
+    with pytest.raises(dynaprof.ProfileError, match="replay_graphs: a `dynaprof run` option"):
+        dynaprof.profile(replay_graphs=False)
+    with pytest.raises(dynaprof.ProfileError, match="unexpected keyword 'time_call'"):
+        dynaprof.profile(time_call=True)
+    with pytest.raises(dynaprof.ProfileError, match="must be True or False"):
+        dynaprof.profile(time_calls="yes")  # type: ignore[arg-type]
+
+
+def test_the_child_s_config_carries_the_capture_options_whole() -> None:
     child = ChildConfig(journal="j", kind="script", target="t", args=[])
-    assert child.capture_options() == CAPTURE
-    shared = {f.name for f in dataclasses.fields(CaptureOptions)} & {f.name for f in dataclasses.fields(ChildConfig)}
-    assert shared == {f.name for f in dataclasses.fields(CaptureOptions)} - {"use_signal"}
+    assert child.capture == CAPTURE and ScriptRun("script", "t", [], [], "builtin", 1.0).capture == CAPTURE
+    sent = ChildConfig("j", "script", "t", [], capture=switched({"time_calls": True, "use_signal": False}))
+    assert ChildConfig.from_json(sent.to_json()) == sent  # serialized once, as it is
 
 
 @pytest.mark.parametrize("fn", [dynaprof.profile, Profile.__init__], ids=["profile", "Profile"])
 def test_the_api_s_keywords(fn: Any) -> None:
     sig = {k: p.default for k, p in inspect.signature(fn).parameters.items()}
     # rate None: up to CAPTURE.rate_hz, adapted (CAPTURE.adapt_rate), as `dynaprof run` without --rate
-    assert (sig["sampler"], sig["rate"], sig["cprofile"], sig["time_calls"]) == (
-        CAPTURE.sampler, None, CAPTURE.cprofile_dir is not None, CAPTURE.time_calls)
+    assert (sig["sampler"], sig["rate"], sig["cprofile"]) == (CAPTURE.sampler, None, CAPTURE.cprofile_dir is not None)
     assert CAPTURE.adapt_rate
     assert (sig["max_rows"], sig["exports"]) == (RENDER.max_rows, RENDER.exports)
 
 
 def test_the_notebook_s_flags() -> None:
     got = {a.dest: a.default for a in notebook._parser()._actions}
-    assert (got["sampler"], got["rate"], got["cprofile"], got["time_calls"]) == (
-        CAPTURE.sampler, None, CAPTURE.cprofile_dir is not None, CAPTURE.time_calls)
+    assert (got["sampler"], got["rate"], got["cprofile"]) == (CAPTURE.sampler, None, CAPTURE.cprofile_dir is not None)
     assert (got["max_rows"], got["exports"]) == (RENDER.max_rows, RENDER.exports)
 
 
-def test_the_pytest_options() -> None:
-    added: dict[str, Any] = {}
+def _pytest_options() -> dict[str, dict[str, Any]]:
+    added: dict[str, dict[str, Any]] = {}
 
     class Group:
         def addoption(self, *names: str, **kw: Any) -> None:
-            added[names[0]] = kw.get("default")
+            added[names[0]] = {k: v for k, v in kw.items() if k in ("dest", "default")}
 
     class Parser:
         def getgroup(self, *_: Any) -> Group:
             return Group()
 
     pytest_plugin.pytest_addoption(Parser())  # type: ignore[arg-type]
-    assert added["--dynaprof-rate"] is None and CAPTURE.rate_hz == pytest_plugin.RATE_HZ
+    return added
+
+
+def test_the_pytest_options() -> None:
+    assert _pytest_options()["--dynaprof-rate"]["default"] is None  # up to CAPTURE.rate_hz, adapted
 
 
 def test_pr_shows_fewer_rows_by_name_only() -> None:
