@@ -279,8 +279,8 @@ def test_a_parametrized_module_call_on_torch_24_is_the_parametrizations() -> Non
     user = t("Module.forward", "/work/u.py", 11, "traced")
     call = t("Linear", SP + "torch/nn/utils/parametrize.py", 0, PARAMETRIZED_CALL)
     impl = t("Module._call_impl", SP + "torch/nn/modules/module.py", 1555, "traced")
-    inlined = _st(t, [("run", DYN + "symbolic_convert.py"), ("cleaned_instructions", DYN + "bytecode_transformation.py")],
-                  traced=[user, call, impl])
+    inlined = _st(t, [("run", DYN + "symbolic_convert.py"),
+                      ("cleaned_instructions", DYN + "bytecode_transformation.py")], traced=[user, call, impl])
     plain = _st(t, [("run", DYN + "symbolic_convert.py")], traced=[user, impl])
     ax = _axes_session(t, [inlined, plain]).axes
     assert ax is not None and ax.causes == {CAUSE_PARAMETRIZATION: 1.0, "Module.forward (u.py:11)": 1.0}
