@@ -1,4 +1,4 @@
-"""Call graphs: functions as nodes, caller->callee edges, from cProfile data or from samples.
+"""Call graphs seen from analysis: functions as nodes, caller->callee edges, from cProfile data or samples.
 
 From cProfile (exact counts): a node's inclusive time is pstats' cumulative time, its self time
 the tottime, its calls ``primitive/total``; an edge carries the calls and the cumulative time of

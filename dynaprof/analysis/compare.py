@@ -1,4 +1,4 @@
-"""Comparing two runs (``dynaprof compare BASE NEW``): what changed, by how much, and why.
+"""Comparing runs seen from analysis (``dynaprof compare BASE NEW``): what changed, by how much, and why.
 
 Frames are matched by code location (file basename, function name, first line) and, among
 frames at the same location (recompiles, resets), by order of occurrence; the rest are reported

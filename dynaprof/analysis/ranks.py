@@ -1,4 +1,4 @@
-"""Merging the sessions of a multi-rank job: per-rank totals, the slowest rank, divergences.
+"""Multi-rank jobs seen from analysis: their sessions merged, per-rank totals, the slowest rank, divergences.
 
 Frames are matched across ranks as ``dynaprof compare`` matches two runs: by code location
 (``compare.frame_key``: file basename, function name, first line) and, among the compiles at one

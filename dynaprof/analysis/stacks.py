@@ -1,4 +1,4 @@
-"""Stack trees: sampled (or Dynamo-profiled) time as a tree of call paths.
+"""Stacks seen from analysis: sampled (or Dynamo-profiled) time as a tree of call paths.
 
 Three views of the same time (``docs/flamegraphs.md``):
 

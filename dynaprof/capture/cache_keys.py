@@ -1,4 +1,4 @@
-"""Every cache lookup a compile makes, with its key's components, as ``cache_lookup`` records.
+"""Cache lookups seen from capture: every one a compile makes, with its key's components (``cache_lookup``).
 
 What torch already computes, read where it passes:
 

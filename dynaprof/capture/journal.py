@@ -1,4 +1,4 @@
-"""The capture journal: one JSON object per line, appended and flushed as events happen.
+"""The capture journal seen from capture: one JSON object per line, appended and flushed as events happen.
 
 The profiled script runs in a child process that writes here; the parent (or a later
 ``dynaprof report``) assembles the session from it. Because every record is a complete line

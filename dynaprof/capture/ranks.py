@@ -1,4 +1,4 @@
-"""Multi-rank jobs (torchrun): who this process is, where its run folder goes, how to launch.
+"""Multi-rank jobs (torchrun) seen from capture: who this process is, where its run folder goes, how to launch.
 
 ``torchrun --nproc-per-node N -m dynaprof run -o DIR script.py`` starts one ``dynaprof run`` per
 rank; each one finds its rank here (torchrun's ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``,

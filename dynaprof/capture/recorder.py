@@ -531,7 +531,7 @@ class CompileRecorder:
         """Inductor's modules load on its first compile, after our hooks: wrap their classes at the
         first timed span after they are imported (before their work starts). A torch without
         phase events (2.4) has no such span: there a compile window's start and each FX node AOT
-        autograd or Inductor starts on install them (``hooks.node_causes.wrap_node_context``):
+        autograd or Inductor starts on install them (``hooks.current_node.wrap_node_context``):
         Inductor's backend is imported before AOT autograd runs, and its codegen modules when a
         ``GraphLowering`` is made, before it lowers a node."""
         self._lazy = self._install_imported(self._lazy)

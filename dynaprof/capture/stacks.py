@@ -1,4 +1,4 @@
-"""Turning live Python frames into the two stack views, and aggregating samples.
+"""Stacks seen from capture: live Python frames turned into the two stack views, samples aggregated.
 
 A sample produces:
 * the *compiler* stack: the real Python functions from Dynamo's per-frame compile entry up to the

@@ -19,6 +19,7 @@ from dynaprof.capture.cache_keys import install_cache_hooks
 from dynaprof.capture.hooks.aot_graphs import install_aot_graphs
 from dynaprof.capture.hooks.calls import install_calls
 from dynaprof.capture.hooks.compile_windows import install_compile_windows
+from dynaprof.capture.hooks.current_node import install_node_causes
 from dynaprof.capture.hooks.ddp import install_ddp_buckets
 from dynaprof.capture.hooks.dynamo_profiler import install_dynamo_profiler
 from dynaprof.capture.hooks.graph_breaks import install_graph_breaks
@@ -27,9 +28,8 @@ from dynaprof.capture.hooks.inlines import install_inlines
 from dynaprof.capture.hooks.instructions import install_instruction_counter
 from dynaprof.capture.hooks.markers import install_markers
 from dynaprof.capture.hooks.metrics import install_metrics
-from dynaprof.capture.hooks.node_causes import install_node_causes
 from dynaprof.capture.hooks.parametrized_calls import install_parametrized_calls
-from dynaprof.capture.hooks.phases import install_phases
+from dynaprof.capture.hooks.phase_spans import install_phases
 from dynaprof.capture.hooks.properties import install_properties
 from dynaprof.capture.hooks.recompile_reasons import install_recompile_reasons
 from dynaprof.capture.hooks.reset import install_reset

@@ -1,4 +1,4 @@
-"""``dynaprof compare BASE NEW``: what changed in compile time between two runs, and why.
+"""Comparing runs seen from the cli: ``dynaprof compare BASE NEW`` loads, compares, writes and prints.
 
 Writes ``compare.md`` (for the PR), ``compare.html`` (self-contained) and the differential
 flamegraphs into ``-o DIR`` (default ``./dynaprof-compare/<base>-vs-<new>``, made unique), and

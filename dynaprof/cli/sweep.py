@@ -1,4 +1,4 @@
-"""``dynaprof sweep --param NAME=V1,V2,... script.py [args...]``: how compile time grows with size.
+"""Sweeps seen from the cli: ``dynaprof sweep --param NAME=V1,V2,... script.py [args...]``.
 
 Each point and repeat is a fresh ``dynaprof run`` process (the same pipeline, one run folder each,
 kept), with NAME set in its environment and ``{NAME}`` replaced in the arguments, and cold

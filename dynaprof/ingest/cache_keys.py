@@ -1,4 +1,4 @@
-"""A session's cache lookups (``Session.cache_keys``), from a journal or a TORCH_TRACE log.
+"""Cache lookups seen from ingest: a session's (``Session.cache_keys``), from a journal or a TORCH_TRACE log.
 
 Both importers call this module: the journal's ``key_part`` / ``cache_lookup`` records
 (``JournalLookups``), a log's ``fx_graph_cache_*`` / ``aotautograd_cache_*`` artifacts, whose

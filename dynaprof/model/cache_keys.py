@@ -1,4 +1,4 @@
-"""Per-compile cache lookups, with their keys' components: what each cache a compile touched said.
+"""Cache lookups seen from the model: per compile, each cache a compile touched and its key's components.
 
 Pure, and one home for reading torch's cache info, whichever way it reaches dynaprof: the live
 capture (``capture.cache_keys``) and a TORCH_TRACE log's ``fx_graph_cache_*`` /

@@ -1,4 +1,4 @@
-"""The capture journal's records, one ``TypedDict`` per record type (key ``t``).
+"""The capture journal seen from the model: its records, one ``TypedDict`` per record type (key ``t``).
 
 The writers (``dynaprof.capture``: ``core``, ``child``, ``recorder`` and ``hooks``, ``cprofile``)
 build their records as these types and the reader (``dynaprof.ingest.assemble``) reads them through the same

@@ -1,4 +1,4 @@
-"""A sweep (``dynaprof sweep``): one script run at several sizes, each point and repeat a run
+"""Sweeps seen from the model (``dynaprof sweep``): one script run at several sizes, each point and repeat a run
 folder of its own, and the measures of each run the growth fit reads (``analysis.growth``).
 
 ``sweep.json`` is this model through ``model.codec``, versioned like ``session.json``. It keeps

@@ -1,4 +1,4 @@
-"""Call graph renderer: our own deterministic DOT, turned into SVG by Graphviz's ``dot``.
+"""Call graphs seen from render: our own deterministic DOT, turned into SVG by Graphviz's ``dot``.
 
 Nodes are filled by heat (inclusive time, near-white to near-black: no category uses grey) and
 outlined by attribution category in the flamegraph's colour for it; the nodes where

@@ -1,4 +1,4 @@
-"""The merged view of a multi-rank job: ``ranks.md``, ``ranks.html``, ``ranks.json`` and the
+"""Multi-rank jobs seen from render: the merged view, ``ranks.md``, ``ranks.html``, ``ranks.json`` and the
 terminal summary, from a ``RankSummary``; plus the index of a rank-by-rank ``dynaprof compare``.
 
 Like every renderer this only returns text. Links point at each rank's own outputs

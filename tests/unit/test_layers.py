@@ -238,3 +238,22 @@ def test_torch_files_are_told_by_one_rule() -> None:
     spells the test again (a second spelling drifts, and a fix to the rule would miss it)."""
     found = {m: lines for m in _modules() if (lines := _torch_path_tests(m))}
     assert list(found) == ["dynaprof.model.torch_files"]
+
+
+def test_a_module_name_in_two_packages_is_one_concept_seen_from_each() -> None:
+    """Issue #50: ``journal`` or ``ranks`` in two packages must be the same concept seen from two
+    layers, and the first line of each docstring says so ("... seen from capture: ..."); anything
+    else gets a name of its own."""
+    by_stem: dict[str, list[Path]] = {}
+    for p in _modules().values():
+        if p.name != "__init__.py":
+            by_stem.setdefault(p.stem, []).append(p)
+    shared = {stem: paths for stem, paths in by_stem.items() if len(paths) > 1}
+    assert "journal" in shared  # the check still sees the pairs it is about
+    for stem, paths in shared.items():
+        layers = [layer(_module_name(p)) for p in paths]
+        assert len(set(layers)) == len(layers), f"{stem}: twice in one layer ({paths}): give one a name of its own"
+        for p, lay in zip(paths, layers, strict=True):
+            first = ast.get_docstring(ast.parse(p.read_text())) or ""
+            line = first.splitlines()[0] if first else ""
+            assert f"seen from {'the ' if lay in ('model', 'cli') else ''}{lay}" in line, (p, line)

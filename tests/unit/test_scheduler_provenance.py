@@ -1,4 +1,4 @@
-"""The scheduler's per-node work is the node's (``hooks.node_causes.wrap_ir_node``)."""
+"""The scheduler's per-node work is the node's (``hooks.current_node.wrap_ir_node``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
-from dynaprof.capture.hooks.node_causes import wrap_ir_node
+from dynaprof.capture.hooks.current_node import wrap_ir_node
 from dynaprof.capture.stacks import TracedStacks
 
 
