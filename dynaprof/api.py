@@ -104,11 +104,18 @@ def _stem(label: str) -> str:
 
 
 class Profile:
-    """One profiled block. Use as a context manager, a decorator, or with ``start()``/``stop()``.
+    """Profile every ``torch.compile`` compile of a block into the run folder ``path``.
 
-    Each start profiles every ``torch.compile`` compile in this process, on any thread, until the
-    matching stop; stop writes the run folder and sets ``session``. A profile can be started again
-    after it stopped (a new run: the folder must then be empty, or ``force=True``)."""
+    ``with dynaprof.profile("runs/x") as prof: ...``, ``@dynaprof.profile()`` on a function, or
+    ``prof = dynaprof.profile().start()`` ... ``prof.stop()``. Each start profiles every compile in
+    this process, on any thread, until the matching stop; stop writes the run folder and sets
+    ``session``. A profile can be started again after it stopped (a new run: the folder must then
+    be empty, or ``force=True``). Without ``path``, a new folder under ``./dynaprof-runs/``. A
+    non-empty folder is refused unless ``force``. ``render=False`` writes ``session.json`` only
+    (``dynaprof report DIR`` renders the rest later). The capture's switches go as keywords, by name
+    (``model.capture_options``): ``time_calls=True`` also times each call of the compiled code
+    (host wall time; two clock reads a call), ``use_signal=False`` samples from a thread only (a
+    program that sets SIGALRM itself)."""
 
     def __init__(
         self,
@@ -340,34 +347,8 @@ class Profile:
         return f"<dynaprof.Profile {state} {self.run_dir or self.path or RUNS_DIR + '/...'}>"
 
 
-def profile(
-    path: str | os.PathLike[str] | None = None,
-    *,
-    force: bool = False,
-    sampler: Literal["builtin", "none"] = "builtin",
-    rate: float | None = None,
-    cprofile: bool = False,
-    label: str | None = None,
-    quiet: bool = True,
-    max_rows: int = 25,
-    exports: Literal["auto", "gzip", "plain", "none"] = "auto",
-    render: bool = True,
-    **switches: bool,
-) -> Profile:
-    """Profile every ``torch.compile`` compile of a block into the run folder ``path``.
-
-    ``with dynaprof.profile("runs/x") as prof: ...``, ``@dynaprof.profile()`` on a function, or
-    ``prof = dynaprof.profile().start()`` ... ``prof.stop()``. Without ``path``, a new folder
-    under ``./dynaprof-runs/``. A non-empty folder is refused unless ``force``. ``render=False``
-    writes ``session.json`` only (``dynaprof report DIR`` renders the rest later). The capture's
-    switches go as keywords, by name (``model.capture_options``): ``time_calls=True`` also times
-    each call of the compiled code (host wall time; two clock reads a call), ``use_signal=False``
-    samples from a thread only (a program that sets SIGALRM itself)."""
-    named: dict[str, Any] = dict(switches)  # checked by Profile against their declaration
-    return Profile(
-        path, force=force, sampler=sampler, rate=rate, cprofile=cprofile, label=label, quiet=quiet,
-        max_rows=max_rows, exports=exports, render=render, **named,
-    )
+#: ``dynaprof.profile(...)`` makes a :class:`Profile` (one signature, one set of defaults)
+profile = Profile
 
 
 def load_session(path: str | os.PathLike[str]) -> Session:
