@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -169,6 +170,51 @@ def test_exit_status_is_not_a_death(tmp_path: Path) -> None:
     r = results[t.key]
     assert retried == [] and (r.exit_status, r.died, r.attempt) == (137, False, 1)
     assert r.error is not None and r.error.startswith("exit status 137") and "signal" not in r.error
+
+
+CTRL_C_DRIVER = """
+import json, sys
+from dynaprof.executors import EngineOptions, make_engine, run_all
+from dynaprof.executors.run_task import RunTask
+
+tasks = [RunTask(**t) for t in json.loads(sys.argv[1])]
+results = []
+engine = make_engine(EngineOptions("local", workers=1))
+stopped = run_all(engine, tasks, results.append)
+engine.close()
+print(json.dumps({"stopped": stopped, "results": [[r.key, r.exit_status, r.interrupted] for r in results]}))
+"""
+
+
+def test_local_ctrl_c_keeps_what_finished(tmp_path: Path, script: Path) -> None:
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) on one worker, one run finished,
+    one running and one waiting: the finished run is kept, the running one saves what it has and comes back marked
+    interrupted, the waiting one is cancelled, and run_all says it was stopped."""
+    done, running, waiting = (task(tmp_path, script, k, m) for k, m in
+                              (("done/1", "quick"), ("running/1", "preempted"), ("waiting/1", "quick")))
+    spec = json.dumps([{f: getattr(t, f) for f in ("key", "run_dir", "target", "options", "env", "cwd")}
+                       for t in (done, running, waiting)])
+    driver = subprocess.Popen([sys.executable, "-c", CTRL_C_DRIVER, spec], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.monotonic() + 60
+        while not (starts(running) and (Path(done.run_dir) / "session.json").exists()):
+            assert time.monotonic() < deadline and driver.poll() is None, driver.stderr.read() if driver.stderr else ""
+            time.sleep(0.2)
+        time.sleep(1)  # the running run is past its start
+        os.killpg(driver.pid, signal.SIGINT)
+        out, err = driver.communicate(timeout=120)
+    finally:
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+    outcome = json.loads(out.splitlines()[-1])
+    assert outcome["stopped"] is True, err
+    got = {key: (status, interrupted) for key, status, interrupted in outcome["results"]}
+    assert got == {"done/1": (0, False), "running/1": (130, True)}, (got, err)
+    assert session(done)["run"]["end_reason"] == "exited"
+    assert session(running)["run"]["end_reason"] == "interrupted"  # it saved what it had
+    assert not starts(waiting) and not Path(waiting.run_dir).exists()
 
 
 @pytest.mark.parametrize(("kind", "module"), [("slurm", "submitit"), ("ray", "ray")])
