@@ -137,13 +137,12 @@ class Profile:
         if chosen not in ("builtin", "none"):
             why = " (py-spy attaches from outside: use `dynaprof run --sampler py-spy`)" if chosen == "py-spy" else ""
             raise ProfileError(f"sampler must be 'builtin' or 'none', got {chosen!r}{why}")
-        self.adapt_rate = rate is None  # the default: up to CaptureOptions.rate_hz, within the sampler's budget
-        if rate is None:
-            from dynaprof.capture.core import CaptureOptions
+        from dynaprof.model.capture_options import chosen_rate
 
-            rate = CaptureOptions.rate_hz
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 20000:
-            raise ProfileError(f"rate must be between 0 and 20000 samples per second, got {rate!r}")
+        try:  # None: up to CaptureOptions.rate_hz, within the sampler's budget
+            fixed, self.adapt_rate = chosen_rate(rate, sampler)
+        except ValueError as e:
+            raise ProfileError(f"rate must be {e}") from None
         if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
             raise ProfileError(f"max_rows must be a whole number >= 1, got {max_rows!r}")
         if exports not in ("auto", "gzip", "plain", "none"):
@@ -151,7 +150,7 @@ class Profile:
         self.path = None if path is None else Path(path)
         self.force = force
         self.sampler = sampler
-        self.rate = float(rate)
+        self.rate = fixed
         self.cprofile = cprofile
         #: the capture's switches given (``model.capture_options``: ``time_calls=True``...)
         self.switches = _api_switches(switches)

@@ -44,6 +44,7 @@ from dynaprof.capture.torch_private import _private
 from dynaprof.fmt import stored_s
 from dynaprof.model.capture_options import PYSPY_RATE_HZ as PYSPY_RATE_HZ  # declared in the model layer
 from dynaprof.model.capture_options import CaptureOptions as CaptureOptions
+from dynaprof.model.capture_options import default_rate as default_rate
 from dynaprof.model.environment import compile_env, redact_argv
 from dynaprof.model.journal import JOURNAL_SCHEMA, JournalRecord, StackItem, Start
 from dynaprof.model.journal import Sampler as SamplerRecord
@@ -65,9 +66,6 @@ def make_walker(table: FunctionTable, markers: Markers, traced: TracedStacks) ->
 
 
 
-def default_rate(sampler: str) -> float:
-    """The rate a sampler runs at unless told otherwise."""
-    return PYSPY_RATE_HZ if sampler == "py-spy" else CaptureOptions.rate_hz
 
 class DynamoWatcher:
     """Calls ``on_import`` right after ``torch._dynamo`` finishes importing. A ``sys.meta_path``

@@ -128,14 +128,13 @@ def _farmed(args: argparse.Namespace, run: ScriptRun, run_dir: Path, options: Re
 
 def _script_run(args: argparse.Namespace, kind: str, target: str, rest: list[str]) -> ScriptRun:
     """The run ``args`` ask for, its options checked (py-spy falls back to the builtin sampler, said)."""
-    from dynaprof.capture.core import default_rate
     from dynaprof.cli import ranks_support
+    from dynaprof.model.capture_options import chosen_rate, default_rate
 
-    adapt = args.rate is None
-    if args.rate is None:
-        args.rate = default_rate(args.sampler)
-    if not 0 < args.rate <= 20000:
-        raise DynaprofError(f"--rate must be between 0 and 20000 samples per second, got {args.rate:g}")
+    try:
+        args.rate, adapt = chosen_rate(args.rate, args.sampler)
+    except ValueError as e:
+        raise DynaprofError(f"--rate must be {e}") from None
     if args.native and args.sampler != "py-spy":
         raise DynaprofError("--native needs --sampler py-spy (native frames come from py-spy)")
     if args.sampler == "py-spy":

@@ -92,6 +92,25 @@ class CaptureOptions:
         "they are then split by node only (docs/causes.md)", frozenset({RUN})))
 
 
+#: the highest sampling rate any entry point accepts
+MAX_RATE_HZ = 20000.0
+
+
+def default_rate(sampler: str) -> float:
+    """The rate a sampler runs at unless told otherwise."""
+    return PYSPY_RATE_HZ if sampler == "py-spy" else CaptureOptions.rate_hz
+
+
+def chosen_rate(rate: float | None, sampler: str) -> tuple[float, bool]:
+    """(the rate to sample at, whether it adapts): no rate given is the sampler's default, adapted
+    to what a sample costs here; a rate given is fixed. ValueError outside (0, ``MAX_RATE_HZ``]."""
+    if rate is None:
+        return default_rate(sampler), True
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= MAX_RATE_HZ:
+        raise ValueError(f"between 0 and {MAX_RATE_HZ:g} samples per second, got {rate!r}")
+    return float(rate), False
+
+
 def switches(entry: str | None = None) -> tuple[Switch, ...]:
     """Every switch (``entry``: those that entry point offers), in declaration order."""
     out = []
