@@ -26,11 +26,11 @@ from dynaprof.capture.hooks.metrics import scalar_metrics
 from dynaprof.capture.journal import read_journal
 from dynaprof.capture.launcher import launch
 from dynaprof.ingest.assemble import OWN_METRICS, ParentFacts, _Builder, assemble
-from dynaprof.ingest.trace_to_session import import_torch_trace
+from dynaprof.ingest.trace_to_session import OLD_LOG_UNKNOWN, import_torch_trace
 from dynaprof.model.capture_options import CaptureOptions
 from dynaprof.model.journal import JOURNAL_SCHEMA, RECORD_TYPES, JournalRecord, span_args
 from dynaprof.model.session import CompiledFrame, Session
-from tests.helpers import JOURNAL, ROOT_DIR, typeddict_problems
+from tests.helpers import JOURNAL, ROOT_DIR, torch_release, typeddict_problems
 
 ROOT = ROOT_DIR
 LOGS = ROOT / "tests" / "data" / "torch_trace"
@@ -109,6 +109,9 @@ torch.compile(lin, backend="eager")(torch.randn(2, 4))
 #: replay_skipped: only for a graph that cannot be described, read in tests/unit/test_kernel_split.py)
 EXPECTED = set(RECORD_TYPES) - {"unfinished", "warn", "kernel_wait", "key_part", "cache_lookup", "work", "kernel",
                                 "replay_graph", "replay_skipped"}
+#: records torch 2.4 cannot give, each said in the session's warnings: span (no phase events:
+#: "phases not captured"), inline (no Dynamo profiler: "dynamo_profiler not captured")
+NOT_ON_TORCH_24 = {"inline", "span"}
 #: written keys the assembler may leave unread, with the reason: none
 ALLOWED_UNREAD: dict[str, str] = {}
 
@@ -167,7 +170,11 @@ def test_every_record_written_is_of_its_type(captured: list[Capture]) -> None:
             seen.add(t)
             problems += typeddict_problems(r, RECORD_TYPES[t], f"{t} (record {i})")
     assert problems == [], "\n".join(problems[:40])
-    assert seen >= EXPECTED, f"the capture wrote no {sorted(EXPECTED - seen)} record"
+    expected = EXPECTED if torch_release() >= (2, 5) else EXPECTED - NOT_ON_TORCH_24
+    assert seen >= expected, f"the capture wrote no {sorted(expected - seen)} record"
+    if torch_release() < (2, 5):  # what it lacks is said, never silently missing
+        warned = " ".join(r["msg"] for cap in captured for r in cap.records if r["t"] == "warn")
+        assert "phases not captured" in warned and "dynamo_profiler not captured" in warned, warned
     starts = [r for cap in captured for r in cap.records if r["t"] == "start"]
     assert all(r["schema"] == JOURNAL_SCHEMA for r in starts)
 
@@ -497,9 +504,18 @@ def test_a_live_compile_reads_the_same_from_its_journal_and_its_torch_trace_log(
         return {(f.compile_id, f.generation, f.kind): f for f in s.frames}
 
     j, t = by_id(journal), by_id(trace)
-    assert set(j) == set(t) and len(j) >= 6
-    assert sorted(f.key for f in journal.frames) == sorted(f.key for f in trace.frames)
     assert {k[2] for k in j} == {"forward", "backward"} and {k[1] for k in j} == {0, 1}
-    assert any(f.restarts for f in j.values()) and any(f.properties for f in j.values())
+    if torch_release() < (2, 5):  # torch 2.4 logs nothing of a lazy backward compile: the import says so
+        assert OLD_LOG_UNKNOWN in trace.capture.warnings and {k[2] for k in t} == {"forward"}
+        j = {k: f for k, f in j.items() if k[2] == "forward"}
+    else:
+        assert any(f.properties for f in j.values())  # (torch 2.4 traces no property)
+    assert set(j) == set(t) and len(j) >= (6 if torch_release() >= (2, 5) else 3)
+    assert sorted(f.key for f in j.values()) == sorted(f.key for f in t.values())
+    assert any(f.restarts for f in j.values())
+    if torch_release() < (2, 5):  # no recompile reasons in a 2.4 log: unknown there, never another reason
+        assert all(f.recompile_reason is None for f in t.values()) and any(f.recompile_reason for f in j.values())
+        for f in j.values():
+            f.recompile_reason = None
     problems = {k: d for k in sorted(j) if (d := _differences(j[k], t[k], same_clock=False))}
     assert problems == {}
