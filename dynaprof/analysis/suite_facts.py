@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from dynaprof.analysis.cause_table import OTHER_CAUSES, session_cause_table
 from dynaprof.analysis.causes import axes
 from dynaprof.analysis.findings import entries
 from dynaprof.analysis.repeats import median, median_repeat
@@ -92,6 +93,15 @@ def run_facts(session: Session) -> tuple[dict[str, float], dict[str, int], dict[
     return run_measures(session), dict(sorted(counts.items())), cause_kinds(session)
 
 
+def rolled_causes(session: Session) -> dict[str, float]:
+    """The run's cause rows as its first screen rolls them up (functions into their class, file or
+    package): row label -> seconds, largest first; "other causes" left out."""
+    table = session_cause_table(session)
+    if table is None:
+        return {}
+    return {r.cause: stored_s(r.total) for r in table.rows if r.cause != OTHER_CAUSES and r.total > 0}
+
+
 @dataclass
 class ModelSummary:
     """One entry of a suite, over its runs."""
@@ -121,7 +131,9 @@ class ModelSummary:
 
 
 def _hottest(run: SuiteRun, prefix: str) -> tuple[str, float] | None:
-    rows = [(k[len(prefix):], v) for k, v in run.measures.items() if k.startswith(prefix)]
+    """The largest measure under ``prefix``; causes as the run's table rolls them up where kept."""
+    rows = list(run.causes.items()) if prefix == CAUSE_PREFIX and run.causes else \
+        [(k[len(prefix):], v) for k, v in run.measures.items() if k.startswith(prefix)]
     return max(rows, key=lambda kv: (kv[1], kv[0])) if rows else None
 
 

@@ -84,6 +84,9 @@ class SuiteRun:
     counts: dict[str, int] = field(default_factory=dict)
     #: ``CAUSE_KINDS`` key -> sampled seconds (> 0 only)
     kinds: dict[str, float] = field(default_factory=dict)
+    #: the run's cause table as its first screen rolls it up (``analysis.rollup``): row -> seconds,
+    #: largest first, "other causes" left out
+    causes: dict[str, float] = field(default_factory=dict)
     #: the dashboard's figures for this model (a CSV row's other columns), for a side-by-side view
     harness: dict[str, float] = field(default_factory=dict)
 

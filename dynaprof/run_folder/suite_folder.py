@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dynaprof.analysis.attribution import apply_attribution
-from dynaprof.analysis.suite_facts import run_facts
+from dynaprof.analysis.suite_facts import rolled_causes, run_facts
 from dynaprof.errors import DynaprofError
 from dynaprof.model.store import load_session
 from dynaprof.model.suite import Suite, SuiteRun, save_suite
@@ -27,6 +27,7 @@ def read_suite_run(record: SuiteRun, run_dir: Path) -> str | None:
         return None
     apply_attribution(session)
     record.measures, record.counts, record.kinds = run_facts(session)
+    record.causes = rolled_causes(session)
     return session.run.torch_version
 
 

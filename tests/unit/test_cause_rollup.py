@@ -141,3 +141,26 @@ def test_compare_rolls_causes_up_as_the_table_does() -> None:
     # without the files there is nothing to roll along: the small causes are one "other causes"
     plain = compare_sessions(side(1.0, False), side(2.0, False))
     assert plain.causes is not None and (plain.causes[OTHER_CAUSES].delta or 0.0) / growth > 0.5
+
+
+def test_the_suite_names_a_models_hottest_cause_as_its_table_rolls_it_up() -> None:
+    """A model whose time is 150 small user lines: its hottest cause in the suite is a rolled-up
+    row (a package's), not the biggest single line, as its own first screen shows."""
+    from dynaprof.analysis.suite_facts import model_summary, rolled_causes
+    from dynaprof.model.session import FunctionRef
+    from dynaprof.model.suite import SuiteRun
+    from tests.factories import frame, make_session
+
+    ax, files = _tail()
+    ax.causes["parametrization"] = 3.0  # now smaller than the two packages' rows
+    ax.matrix["dynamo_tracing"]["parametrization"] = 3.0
+    s = make_session([frame("0/0", compile_time_s=sum(ax.causes.values()))],
+                     functions=[FunctionRef("forward", p, 1, "traced") for p in sorted(set(files.values()))])
+    s.axes = ax
+    rows = rolled_causes(s)
+    assert len(rows) <= CAUSE_ROWS and OTHER_CAUSES not in rows
+    biggest_line = max(v for k, v in ax.causes.items() if k.startswith("forward"))
+    run = SuiteRun("m", 1, "m/1", 0, measures={"total": 70.0, "cause:forward (mod5.py:149)": biggest_line},
+                   causes=rows)
+    hottest = model_summary("m", [run]).hottest_cause
+    assert hottest is not None and hottest[1] > 10 * biggest_line and hottest == max(rows.items(), key=lambda kv: kv[1])
