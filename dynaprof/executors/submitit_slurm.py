@@ -17,6 +17,7 @@ Slurm's own ``squeue --states=all`` instead (:class:`_SqueueStates`, one call pe
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import time
 from collections.abc import Sequence
@@ -102,6 +103,21 @@ class _SqueueStates:
         return self._states.get(job_id, "GONE")
 
 
+class _OnceAboutSacct(logging.Filter):
+    """Lets submitit's "Bypassing sacct error" warning through once: without accounting it comes on
+    every poll, thousands of lines over a long suite."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "Bypassing sacct error" not in record.getMessage():
+            return True
+        first, self.seen = not self.seen, True
+        return first
+
+
 class _SlurmFuture:
     def __init__(self, job: Any, key: str, squeue: _SqueueStates) -> None:
         self._job, self._key, self._squeue = job, key, squeue
@@ -176,6 +192,8 @@ class SlurmEngine:
         self.notes: list[str] = [f"runs made as a job array through submitit ({self.cluster} cluster), "
                                  f"at most {options.workers} at a time"]
         self._squeue = _SqueueStates()
+        self._sacct_filter = _OnceAboutSacct()
+        logging.getLogger("submitit").addFilter(self._sacct_filter)
 
     def submit(self, tasks: Sequence[RunTask]) -> list[_SlurmFuture]:
         if not tasks:
@@ -187,4 +205,4 @@ class SlurmEngine:
         return [_SlurmFuture(j, t.key, self._squeue) for j, t in zip(jobs, tasks, strict=True)]
 
     def close(self) -> None:
-        return None
+        logging.getLogger("submitit").removeFilter(self._sacct_filter)
