@@ -12,7 +12,7 @@ from dynaprof.model.suite import CAUSE_KINDS
 from dynaprof.render.flamegraph_svg import xml_attr, xml_text
 
 WIDTH = 880
-_LEFT, _RIGHT, _TOP, _ROW, _BAR = 190, 30, 40, 22, 15
+_LEFT, _RIGHT, _TOP, _ROW, _BAR = 190, 64, 40, 22, 15  # right: room for the time after the bar
 #: the most models drawn (the slowest); the rest are counted under the bars
 MAX_BARS = 60
 #: one colour per kind (colour-blind-safe palette), grey for the unsampled rest
@@ -23,11 +23,13 @@ KIND_COLOURS = {
 UNSAMPLED = "#c8c8c8"
 
 
-def _legend_rows() -> list[list[tuple[int, str, str]]]:
-    """The legend's (x, kind, label) items, wrapped to the picture's width."""
+def _legend_rows(kinds: set[str], unsampled: bool) -> list[list[tuple[int, str, str]]]:
+    """The legend's (x, kind, label) items for the kinds drawn, wrapped to the picture's width."""
     rows: list[list[tuple[int, str, str]]] = [[]]
     x = 10
-    for kind, label in [*CAUSE_KINDS.items(), ("", "not sampled")]:
+    items = [(k, label) for k, label in CAUSE_KINDS.items() if k in kinds]
+    items += [("", "not sampled")] if unsampled else []
+    for kind, label in items:
         width = 14 + 7 * len(label) + 16
         if x + width > WIDTH and rows[-1]:
             rows.append([])
@@ -40,9 +42,11 @@ def _legend_rows() -> list[list[tuple[int, str, str]]]:
 def suite_svg(models: Sequence[ModelSummary]) -> str:
     shown = [m for m in models if m.median_s is not None][:MAX_BARS]
     longest = max((m.median_s or 0.0 for m in shown), default=0.0)
-    legend = _legend_rows()
-    legend_h = 18 * len(legend) + 8
-    height = _TOP + _ROW * max(len(shown), 1) + legend_h + 30
+    drawn = {k for m in shown for k, v in m.kinds.items() if v > 0}
+    unsampled = any((m.median_s or 0.0) - sum(m.kinds.values()) > 1e-3 for m in shown)
+    legend = _legend_rows(drawn, unsampled) if shown else []
+    hidden = sum(1 for m in models if m.median_s is not None) - len(shown)
+    height = _TOP + _ROW * max(len(shown), 1) + 18 * len(legend) + 8 + (16 if hidden > 0 else 0)
     plot = WIDTH - _LEFT - _RIGHT
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
            f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">',
@@ -79,7 +83,6 @@ def suite_svg(models: Sequence[ModelSummary]) -> str:
             out.append(f'<rect x="{x}" y="{y - 10}" width="10" height="10" fill="{xml_attr(colour)}"/>'
                        f'<text x="{x + 14}" y="{y}" font-size="11">{xml_text(label)}</text>')
         y += 18
-    hidden = sum(1 for m in models if m.median_s is not None) - len(shown)
     if hidden > 0:
         out.append(f'<text x="10" y="{y + 2}" font-size="11">and {hidden} faster models not drawn</text>')
     out.append("</svg>")
