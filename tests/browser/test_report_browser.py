@@ -246,3 +246,26 @@ def test_a_rolled_up_cause_row_opens_to_its_members(browser: Any, tmp_path: Path
     assert not members.first.is_visible()
     pg.assert_clean()
     page.close()
+
+
+def test_a_suites_report_in_browser(browser: Any, tmp_path: Path) -> None:
+    """The suite's report.html: no fetch, no error, its chart inline, each model a link to its
+    median run, and its models table sorts by compile time."""
+    from dynaprof.model.suite import ORIGIN_DYNAPROF, SUITE_SCHEMA_VERSION, Suite, SuiteEntry, SuiteRun
+    from dynaprof.render.suite_report import render_suite
+
+    runs = [SuiteRun(n, 1, f"{n}/1", 0, measures={"total": t}, counts={"guards": g}, kinds={"user_code": t / 2})
+            for n, t, g in (("b", 1.0, 10), ("a", 3.0, 30), ("c", 2.0, 20))]
+    suite = Suite(SUITE_SCHEMA_VERSION, "zoo.toml", ORIGIN_DYNAPROF, [SuiteEntry(r.entry, "x.py") for r in runs], 1,
+                  True, "local", 1, ["dynaprof", "suite"], "", "2.13.0", "0", runs)
+    pg = Page(browser, _write(tmp_path, "report.html", str(render_suite(suite)["report.html"])))
+    page = pg.page
+    assert page.locator("svg rect[fill='#0072b2']:has(title)").count() == 3  # a user-code part in each bar
+    assert [a.get_attribute("href") for a in page.locator("#models a").all()] == ["a/1/report.html",
+                                                                                   "c/1/report.html",
+                                                                                   "b/1/report.html"]
+    page.locator("#models th", has_text="compile (median)").click()
+    keys = [float(c.get_attribute("data-sort") or 0) for c in page.locator("#models tbody td:nth-child(2)").all()]
+    assert sorted(keys) in (keys, keys[::-1]) and len(keys) == 3
+    pg.assert_clean()
+    page.close()
