@@ -127,6 +127,8 @@ class _SlurmFuture:
     def done(self) -> bool:
         if self._lost is not None or self._job.done():
             return True
+        if not self._squeue.arrays:  # submitit's local executor (--slurm-cluster local): its job knows
+            return False
         if self._job.watcher.get_state(self._job.job_id, mode="cache") != "UNKNOWN":
             return False  # sacct answers: submitit knows when the task ends
         state = self._squeue.state(self._job.job_id)

@@ -144,3 +144,21 @@ def test_the_dashboards_csv_is_a_suite_to_compare_with(zoo: Path, tmp_path: Path
     assert "| BERT\\_pytorch |" in md and "only in BASE" in md and "only in NEW" in md
     r = run_dynaprof(["suite", "--harness-csv", str(data / "README.md"), "-o", str(tmp_path / "bad")], cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("dynaprof: error:"), r.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", [["--executor", "slurm", "--slurm-cluster", "local"], ["--executor", "ray"]],
+                         ids=["submitit-local", "ray"])
+def test_the_suite_command_runs_on_each_engine(tmp_path: Path, engine: list[str]) -> None:
+    """``dynaprof suite --executor ...`` end to end through each engine's own API (submitit's local
+    cluster, a Ray cluster the suite starts); the engines themselves, Slurm included, are started
+    for real in tests/e2e/test_executors.py."""
+    pytest.importorskip("submitit" if "slurm" in engine else "ray")
+    for k in (1, 2):
+        (tmp_path / f"sin{k}.py").write_text(TINY.format(k=k))
+    out = tmp_path / "out"
+    r = run_dynaprof(["suite", str(tmp_path), "-o", str(out), "--workers", "2", *engine], cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    suite = load_suite(out)
+    assert suite.executor == engine[1] and sorted(r.entry for r in suite.runs if r.ok) == ["sin1", "sin2"]
+    assert all((out / f"sin{k}" / "1" / "session.json").is_file() for k in (1, 2))
