@@ -308,6 +308,19 @@ def test_slurm_died_is_retried_once(slurm: slurm_cluster.SlurmCluster, tmp_path:
     assert len(ids) == 4 and len([i for i in ids if "_" in i]) == 2, ids
 
 
+def test_submitit_local_cluster(tmp_path: Path, script: Path) -> None:
+    """``--slurm-cluster local``: the same calls on submitit's own local executor, no Slurm (its
+    jobs have no sacct or squeue to ask), a run killed retried once as on Slurm."""
+    quick, killed = task(tmp_path, script, "quick/1", "quick"), task(tmp_path, script, "killed/1", "kill-run")
+    engine = make_engine(EngineOptions("slurm", workers=2, slurm_folder=str(tmp_path / ".submitit"),
+                                       slurm_cluster="local", timeout_min=10))
+    assert engine.cluster == "local"
+    results, retried, _ = run(engine, [quick, killed])
+    assert (results[quick.key].exit_status, results[quick.key].attempt) == (0, 1)
+    assert session(quick)["run"]["argv"] == quick.target
+    check_retried(killed, results[killed.key], "dynaprof run was killed by SIGKILL", retried)
+
+
 def test_squeue_lines_name_their_tasks() -> None:
     """An array's tasks not started yet are one squeue line: each must count as pending, not gone."""
     from dynaprof.executors.submitit_slurm import array_task_ids
