@@ -43,7 +43,7 @@ from dynaprof.model.session import (
     Session,
     Stack,
 )
-from dynaprof.model.toolchain import toolchain_frame
+from dynaprof.model.toolchain import toolchain_file, toolchain_frame
 from dynaprof.model.torch_files import torch_file
 
 #: (file suffix, function name) of the frames where Dynamo resolves an ``@property``, outer then
@@ -184,10 +184,16 @@ class Tables:
         self.functions = functions
         #: frames where capture measured parametrized properties being traced
         self.parametrized_frames = parametrized_frames
-        self.frame = [frame_phase(f) for f in functions]
+        # each of these reads only the file, but for a toolchain file's names: once per file (a
+        # session has tens of thousands of functions in a few hundred files)
+        by_file: dict[str, tuple[str | None, bool, bool]] = {}
+        for f in functions:
+            if f.filename not in by_file:
+                by_file[f.filename] = (frame_phase(f), toolchain_file(f.filename), in_parametrize(f))
+        self.frame = [by_file[f.filename][0] for f in functions]
         self.span = [span_phase(f.name) if f.kind == "span" else None for f in functions]
-        self.toolchain = [toolchain_frame(f) for f in functions]
-        self.parametrize = [in_parametrize(f) for f in functions]
+        self.toolchain = [by_file[f.filename][1] and toolchain_frame(f) for f in functions]
+        self.parametrize = [by_file[f.filename][2] for f in functions]
         # the same two tables as sets of indices: "any frame of this stack?" is then one C-level
         # isdisjoint per stack, not a Python loop over its 30-70 frames (100,000 stacks in a big run)
         self.toolchain_ids = frozenset(i for i, x in enumerate(self.toolchain) if x)

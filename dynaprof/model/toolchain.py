@@ -20,6 +20,12 @@ TOOLCHAIN_FRAMES: tuple[tuple[str, str | None], ...] = (
 )
 
 
+def toolchain_file(filename: str) -> bool:
+    """Whether a frame of ``filename`` can be toolchain setup (``toolchain_frame`` then asks its name)."""
+    path = "/" + filename.replace("\\", "/")
+    return any(needle in path for needle, _ in TOOLCHAIN_FRAMES)
+
+
 def toolchain_frame(f: FunctionRef) -> bool:
     """Whether ``f`` is toolchain setup (the whole sample is, wherever on the stack it appears)."""
     return _among(f, TOOLCHAIN_FRAMES)
