@@ -209,6 +209,20 @@ def has_parametrization(gm: Any) -> bool:
     return False
 
 
+def calls_parametrized_module(gm: Any) -> bool:
+    """Whether ``gm`` reaches a module whose class ``nn.utils.parametrize`` made (torch 2.4 puts each
+    parametrized module in the graph whole, its ``forward`` one op: no node is a parametrization's)."""
+    for node in gm.graph.nodes:
+        if node.op in ("get_attr", "call_module"):
+            try:
+                sub = gm.get_submodule(str(node.target))
+            except Exception:  # a parameter or buffer, not a module
+                continue
+            if type(sub).__module__ == "torch.nn.utils.parametrize":
+                return True
+    return False
+
+
 def describe(gm: Any, example_inputs: Any, key: str) -> ReplayGraph:
     """The record of one graph (see the module docstring). Raises Unreplayable."""
     import torch

@@ -58,6 +58,10 @@ def _install(recorder: CompileRecorder) -> None:
 def _keep(recorder: CompileRecorder, key: str, gm: Any, example_inputs: Any, patches: Any) -> None:
     try:
         if not replay_graph.has_parametrization(gm):
+            if replay_graph.calls_parametrized_module(gm):  # torch 2.4: said, never a silent "nothing to replay"
+                raise replay_graph.Unreplayable(
+                    "this torch calls each parametrized module's forward as one op (torch 2.4): no node of the "
+                    "graph is a parametrization's, so the kernels only the parametrization makes are unknown")
             return
         rec = replay_graph.describe(gm, example_inputs, key)
         config = _config(patches)
