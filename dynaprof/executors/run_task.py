@@ -191,8 +191,9 @@ def _die_with_parent() -> Callable[[], None] | None:
 def _run(task: RunTask, run_dir: Path) -> TaskResult:
     log = Path(str(run_dir) + LOG_SUFFIX)
     run_dir.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "dynaprof", "run", "-q", "--force", "-o", str(run_dir), *task.options, "--",
-           *task.target]
+    # a module (``-m NAME ARGS``, as ``dynaprof run -m`` takes it) or a script after ``--``
+    where = task.target if task.target[:1] == ["-m"] else ["--", *task.target]
+    cmd = [sys.executable, "-m", "dynaprof", "run", "-q", "--force", "-o", str(run_dir), *task.options, *where]
     interrupted = False
     start = time.perf_counter()
     with cold_caches(task.cold) as caches, log.open("wb") as fh:

@@ -426,3 +426,18 @@ def test_ray_worker_killed_is_retried_once(ray_cluster: Any, tmp_path: Path, scr
     while Path(f"/proc/{first_run_pid}").exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not Path(f"/proc/{first_run_pid}").exists(), "the first attempt's dynaprof run outlived its worker"
+
+
+def test_a_module_target_runs_as_dynaprof_run_m_takes_it(tmp_path: Path) -> None:
+    """``run --repeat --executor`` of ``-m MODULE``: the task's target goes to ``dynaprof run -m``
+    (after ``--`` it would be taken for a script named ``-m``)."""
+    from dynaprof.executors.run_task import run_task
+
+    (tmp_path / "zoo_mod.py").write_text("import sys\nprint('module ran with', sys.argv[1:])\n")
+    task = RunTask("m/1", str(tmp_path / "out" / "m" / "1"), ["-m", "zoo_mod", "--flag"], ["--sampler", "none"],
+                   cwd=str(tmp_path))
+    result = run_task(task)
+    assert result.exit_status == 0, result.error
+    assert "module ran with ['--flag']" in Path(task.log).read_text()
+    session = json.loads((tmp_path / "out" / "m" / "1" / "session.json").read_text())
+    assert session["run"]["target"] == "zoo_mod"
