@@ -240,8 +240,7 @@ class _Builder:
         f.restarts = max(f.restarts, opt_int(r.get("attempt")) or 0)
         if f.status == "unfinished":
             f.status = "ok"
-        if r.get("exc"):
-            window_exception(f, str(r.get("exc")))
+        window_exception(f, r.get("exc"))
         breaks = opt_int(r.get("graph_breaks"))
         if breaks is not None:
             f.graph_breaks = max(0, breaks)

@@ -200,11 +200,14 @@ def recompile_limit_hit(fail_reason: str | None) -> str | None:
     return next((g for g in m.groups() if g), None) if m else None
 
 
-def window_exception(f: CompiledFrame, exc: str) -> None:
-    """What a compile window raised (``"Type: message"``, as capture wrote it). Torch 2.4 raises at
-    the recompile limit before it logs the compile's metrics: that compile failed, and the
-    exception is all that says so (later torch logs the same failure in its metrics too)."""
-    f.metrics["exception"] = exc
+def window_exception(f: CompiledFrame, raised: object) -> None:
+    """What a compile window raised (``"Type: message"``, as capture wrote it; nothing where it
+    raised nothing). Torch 2.4 raises at the recompile limit before it logs the compile's metrics:
+    that compile failed, and the exception is all that says so (later torch logs the same failure
+    in its metrics too)."""
+    if not raised:
+        return
+    exc = f.metrics["exception"] = str(raised)
     limit = recompile_limit_hit(exc)
     if limit is None or f.status == "failed":
         return
