@@ -117,7 +117,8 @@ def _result(fut: Future, task: RunTask) -> TaskResult:
 
 def _interrupted(pending: dict[int, tuple[Future, RunTask]], on_result: Callable[[TaskResult], None]) -> None:
     """Ctrl-C: cancel every run; a run already running had the Ctrl-C too (local) and saves what
-    it compiled: its result, if it comes within the grace, is kept (marked interrupted)."""
+    it compiled: its result, if it comes within the grace, is kept (interrupted, as ``run_task``
+    says of it; a run that had finished before is passed on as it finished)."""
     from dynaprof.executors.run_task import INTERRUPT_GRACE_S
 
     for fut, _ in pending.values():
@@ -127,8 +128,7 @@ def _interrupted(pending: dict[int, tuple[Future, RunTask]], on_result: Callable
         for k in [k for k, (f, _) in pending.items() if f.done()]:
             fut, task = pending.pop(k)
             result = _result(fut, task)
-            if result.exit_status is not None:
-                result.interrupted = True
+            if result.exit_status is not None:  # interrupted as its run says (a run done before stays done)
                 on_result(result)
         try:
             time.sleep(POLL_S)
