@@ -38,6 +38,17 @@ EXECUTOR_DESTS = ("executor", "workers", "gpus_per_task", "cpus_per_task", "slur
                   "slurm_cluster", "ray_address", "shared_fs")
 
 
+def check_executor_options(args: argparse.Namespace) -> None:
+    """DynaprofError for a bad value, before any folder is made."""
+    from dynaprof.errors import DynaprofError
+
+    for name in ("workers", "cpus_per_task"):
+        if getattr(args, name) < 1:
+            raise DynaprofError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.gpus_per_task < 0 or args.slurm_timeout < 1:
+        raise DynaprofError("--gpus-per-task must be 0 or more and --slurm-timeout at least 1 minute")
+
+
 def engine_options(args: argparse.Namespace, out: Path) -> EngineOptions:
     return EngineOptions(args.executor or "local", args.workers, args.gpus_per_task, args.cpus_per_task,
                          str(out / ".submitit"), args.slurm_partition, args.slurm_timeout, args.slurm_cluster,

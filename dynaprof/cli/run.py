@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dynaprof import fmt
 from dynaprof.cli.common import display_path, summary_width
-from dynaprof.cli.executor_options import add_executor_options, engine_options
+from dynaprof.cli.executor_options import add_executor_options, check_executor_options, engine_options
 from dynaprof.cli.outputs import render_options
 from dynaprof.cli.run_options import add_run_options
 from dynaprof.errors import DynaprofError
@@ -65,6 +65,8 @@ class RunCommand:
         from dynaprof.render.terminal import summary_text
 
         kind, target, rest = _target(args)
+        if args.executor is not None:
+            check_executor_options(args)
         options = render_options(args)
         # a farmed-out repeat is a `dynaprof run` of its own: the options given, as given
         child_options = _one_run_options(ranks_support.forwarded_options(args))

@@ -15,7 +15,13 @@ from pathlib import Path
 
 from dynaprof import fmt
 from dynaprof.cli.common import display_path
-from dynaprof.cli.executor_options import add_each_run_options, add_executor_options, each_run_options, engine_options
+from dynaprof.cli.executor_options import (
+    add_each_run_options,
+    add_executor_options,
+    check_executor_options,
+    each_run_options,
+    engine_options,
+)
 from dynaprof.errors import DynaprofError
 from dynaprof.executors import make_engine, run_all
 from dynaprof.executors.run_task import RunTask, TaskResult
@@ -65,6 +71,7 @@ class SuiteCommand:
         add_executor_options(p)
 
     def run(self, args: argparse.Namespace) -> int:
+        check_executor_options(args)
         if args.harness_csv:
             return self._harness(args)
         suite, out = self._suite(args)

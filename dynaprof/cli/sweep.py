@@ -19,7 +19,13 @@ from pathlib import Path
 
 from dynaprof import fmt
 from dynaprof.cli.common import display_path
-from dynaprof.cli.executor_options import add_each_run_options, add_executor_options, each_run_options, engine_options
+from dynaprof.cli.executor_options import (
+    add_each_run_options,
+    add_executor_options,
+    check_executor_options,
+    each_run_options,
+    engine_options,
+)
 from dynaprof.errors import DynaprofError
 from dynaprof.executors import make_engine, run_all
 from dynaprof.executors.run_task import RunTask, TaskResult
@@ -146,6 +152,7 @@ class SweepCommand:
         from dynaprof.render.sweep_report import terminal_lines
         from dynaprof.run_folder.sweep_folder import finish_sweep
 
+        check_executor_options(args)
         params = [parse_param(t) for t in args.param]
         check_params(params)
         if args.repeat < 1:

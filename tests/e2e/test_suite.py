@@ -162,3 +162,12 @@ def test_the_suite_command_runs_on_each_engine(tmp_path: Path, engine: list[str]
     suite = load_suite(out)
     assert suite.executor == engine[1] and sorted(r.entry for r in suite.runs if r.ok) == ["sin1", "sin2"]
     assert all((out / f"sin{k}" / "1" / "session.json").is_file() for k in (1, 2))
+
+
+@pytest.mark.parametrize("command", [["suite", "{dir}"], ["sweep", "--param", "N=1,2", "{dir}/a.py"]])
+def test_a_bad_executor_option_is_one_line_before_any_folder(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "a.py").write_text("pass\n")
+    *head, last = [c.format(dir=tmp_path) for c in command]  # a sweep's script takes what follows it
+    r = run_dynaprof([*head, "-o", str(tmp_path / "out"), "--workers", "0", last], cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr == "dynaprof: error: --workers must be at least 1, got 0\n", r.stderr
+    assert not (tmp_path / "out").exists()
