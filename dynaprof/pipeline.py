@@ -11,7 +11,7 @@ here prints or exits: lines for the user go to the caller's ``say`` (every entry
 :func:`info`), failures are :class:`~dynaprof.errors.DynaprofError` or an :class:`Outcome`'s ``error``.
 
 ``--repeat N`` runs the script N times, one fresh process each, with cold compiler caches
-(:func:`cold_caches`) unless ``--warm``, and combines the sessions (``analysis.repeats``).
+(``executors.run_task.cold_caches``) unless ``--warm``, and combines the sessions (``analysis.repeats``).
 ``--counterfactual`` runs it once more with every parametrization folded (``capture.hooks.unparametrize``),
 cold caches, its output kept in ``counterfactual/output.log`` while it runs; what it built is
 compared with the profiled run's kernels when that run is assembled (``ingest.kernel_match``), its
@@ -31,8 +31,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dynaprof.errors import DynaprofError
-from dynaprof.executors.run_task import CACHE_ENV as CACHE_ENV  # re-exported: where callers found it
-from dynaprof.executors.run_task import cold_caches as cold_caches  # one place, shared with the executors
 from dynaprof.fmt import plural, seconds, stored_s
 from dynaprof.model.capture_options import CaptureOptions
 from dynaprof.model.journal import JOURNAL_FILE
@@ -305,6 +303,7 @@ def _capture_once(run: ScriptRun, run_dir: Path, i: int, say: Say) -> _Captured:
     """Run ``i`` of ``run.repeat``: launch the child (py-spy beside it), then assemble its journal."""
     from dynaprof.capture.launcher import launch
     from dynaprof.capture.progress import follow_progress
+    from dynaprof.executors.run_task import cold_caches
 
     where = run_dir if run.repeat == 1 else run_dir / REPEATS_DIR / str(i)
     where.mkdir(parents=True, exist_ok=True)

@@ -49,7 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "where a sample costs a compile more than the sampler's budget)",
     )
     for s in switches(PYTEST):  # the capture's switches, declared once (model.capture_options)
-        group.addoption(s.pytest_flag, dest=f"dynaprof_{s.name}", action="store_false" if s.default else "store_true",
+        group.addoption(s.pytest_flag, dest=f"dynaprof_{s.name}", action=s.store,
                         default=s.default, help=f"dynaprof: {s.help}")
 
 

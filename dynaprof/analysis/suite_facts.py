@@ -130,11 +130,13 @@ class ModelSummary:
         return self.median_run.counts if self.median_run is not None else {}
 
 
-def _hottest(run: SuiteRun, prefix: str) -> tuple[str, float] | None:
-    """The largest measure under ``prefix``; causes as the run's table rolls them up where kept."""
-    rows = list(run.causes.items()) if prefix == CAUSE_PREFIX and run.causes else \
-        [(k[len(prefix):], v) for k, v in run.measures.items() if k.startswith(prefix)]
-    return max(rows, key=lambda kv: (kv[1], kv[0])) if rows else None
+def _under(run: SuiteRun, prefix: str) -> dict[str, float]:
+    """The run's measures under ``prefix`` (``cause:``, ``group:``), by their names."""
+    return {k[len(prefix):]: v for k, v in run.measures.items() if k.startswith(prefix)}
+
+
+def _largest(rows: dict[str, float]) -> tuple[str, float] | None:
+    return max(rows.items(), key=lambda kv: (kv[1], kv[0])) if rows else None
 
 
 def model_summary(name: str, runs: Sequence[SuiteRun]) -> ModelSummary:
@@ -148,7 +150,7 @@ def model_summary(name: str, runs: Sequence[SuiteRun]) -> ModelSummary:
     mid = ok[median_repeat(times)]
     kinds = {k: median([r.kinds.get(k, 0.0) for r in ok]) for k in CAUSE_KINDS}
     return ModelSummary(name, len(ok), failed, median(times), min(times), max(times), mid,
-                        _hottest(mid, CAUSE_PREFIX), _hottest(mid, GROUP_PREFIX),
+                        _largest(mid.causes or _under(mid, CAUSE_PREFIX)), _largest(_under(mid, GROUP_PREFIX)),
                         {k: v for k, v in kinds.items() if v > 0}, times)
 
 

@@ -177,12 +177,12 @@ def _print_merged_written(job_dir: Path) -> None:
 # run --nproc-per-node: the launcher
 
 
-def forwarded_options(args: argparse.Namespace) -> list[str]:
+def forwarded_options(args: argparse.Namespace, leave: frozenset[str] = frozenset()) -> list[str]:
     """The `dynaprof run` options of ``args`` that differ from their defaults, as command-line
-    words for the ranks (all but -o, --nproc-per-node and the target)."""
+    words for the ranks (all but -o, --nproc-per-node and the target), less the dests in ``leave``."""
     out: list[str] = []
     for action in add_run_options(argparse.ArgumentParser(add_help=False)):
-        if not action.option_strings or action.dest in _NOT_FORWARDED:
+        if not action.option_strings or action.dest in _NOT_FORWARDED or action.dest in leave:
             continue
         value = getattr(args, action.dest, action.default)
         if value == action.default or value is None:

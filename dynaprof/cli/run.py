@@ -68,8 +68,9 @@ class RunCommand:
         if args.executor is not None:
             check_executor_options(args)
         options = render_options(args)
-        # a farmed-out repeat is a `dynaprof run` of its own: the options given, as given
-        child_options = _one_run_options(ranks_support.forwarded_options(args))
+        # a farmed-out repeat is a `dynaprof run` of its own: the options given, but one run with the
+        # task's caches (no --repeat, no --warm)
+        child_options = ranks_support.forwarded_options(args, leave=frozenset({"repeat", "warm"}))
         run = _script_run(args, kind, target, rest)
         stem = Path(run.target).stem if run.kind == "script" else run.target.rsplit(".", 1)[-1]
         if args.nproc_per_node is not None:
@@ -96,20 +97,6 @@ class RunCommand:
             sys.stderr.write(summary_text(out.session, options.max_rows, summary_width(), screen=True))
             print_written(run_dir, out.written, out.notes)
         return out.exit_status
-
-
-def _one_run_options(words: list[str]) -> list[str]:
-    """A repeat's own options: the run's, less ``--repeat N`` and ``--warm`` (its caches are the task's)."""
-    out: list[str] = []
-    skip = False
-    for w in words:
-        if skip:
-            skip = False
-        elif w == "--repeat":
-            skip = True
-        elif w != "--warm":
-            out.append(w)
-    return out
 
 
 def _farmed(args: argparse.Namespace, run: ScriptRun, run_dir: Path, options: RenderOptions,

@@ -90,9 +90,7 @@ class SuiteCommand:
     @staticmethod
     def _harness(args: argparse.Namespace) -> int:
         """``--harness-csv``: the dashboard's figures as a suite folder (nothing runs)."""
-        from dynaprof.analysis.suite_facts import model_summaries
         from dynaprof.ingest.harness_csv import read_harness_csvs
-        from dynaprof.render.suite_report import terminal_lines
 
         if args.suite is not None or args.resume is not None:
             raise DynaprofError("--harness-csv reads CSVs into -o DIR: it takes no SUITE and no --resume")
@@ -100,10 +98,7 @@ class SuiteCommand:
         suite.command = redact_argv(["dynaprof", *args.argv])
         suite.start_time = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         out = prepare_out_dir(args.output or default_run_dir("harness-suite"), args.force).resolve()
-        written = finish_suite(suite, out)
-        for line in terminal_lines(suite, model_summaries(suite)):
-            info(f"  {line}")
-        info(f"dynaprof: wrote {display_path(out)}/: " + ", ".join(p.name for p in written))
+        SuiteCommand._write(suite, out)
         return 0
 
     @staticmethod
@@ -162,15 +157,21 @@ class SuiteCommand:
             engine.close()
 
     @staticmethod
-    def _finish(suite: Suite, out: Path, interrupted: bool) -> int:
+    def _write(suite: Suite, out: Path) -> None:
+        """suite.json and the reports into ``out``, and the summary and what was written on stderr."""
         from dynaprof.analysis.suite_facts import model_summaries
         from dynaprof.render.suite_report import terminal_lines
 
         written = finish_suite(suite, out)
         for line in terminal_lines(suite, model_summaries(suite)):
             info(f"  {line}")
+        folders = sum(1 for r in suite.runs if r.run_dir)
         info(f"dynaprof: wrote {display_path(out)}/: " + ", ".join(p.name for p in written)
-             + f" and {fmt.plural(sum(1 for r in suite.runs if r.run_dir), 'run folder')}")
+             + (f" and {fmt.plural(folders, 'run folder')}" if folders else ""))
+
+    @staticmethod
+    def _finish(suite: Suite, out: Path, interrupted: bool) -> int:
+        SuiteCommand._write(suite, out)
         missing = sum(1 for e in suite.entries for k in range(1, suite.repeat + 1) if not suite.finished(e.name, k))
         if interrupted:
             info(f"dynaprof suite: interrupted; the runs that finished are kept: dynaprof suite --resume "

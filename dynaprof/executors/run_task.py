@@ -3,27 +3,26 @@
 whatever the engine (a local thread, a Slurm task, a Ray task): it makes the cold compiler caches
 there (:func:`cold_caches`, the ones ``run --repeat`` uses), starts ``python -m dynaprof run`` and
 waits. The run goes through the one pipeline like any ``dynaprof run``; nothing here reads a
-journal or writes a run folder. Standard library only: a worker imports it before anything else.
+journal or writes a run folder. The standard library and ``dynaprof.fmt`` only, the rarely used
+parts imported where used: a worker imports it before anything else, and so does every command.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import io
 import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from dynaprof import fmt
 
 #: the compiler cache locations a cold run points at a fresh folder each; TMPDIR too, since
 #: Inductor keeps its C++ precompiled header in the temp dir whatever its cache dir is
@@ -102,9 +101,7 @@ def last_error(log: Path) -> str:
         lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return ""
-    line = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")
-    line = " ".join(line.split())
-    return line if len(line) <= 300 else line[:299] + "…"
+    return fmt.one_line(next((ln for ln in reversed(lines) if ln.strip()), ""), 300)
 
 
 def _signal_name(number: int) -> str:
@@ -155,6 +152,9 @@ def run_task(task: RunTask) -> TaskResult:
     """Run ``task`` here (on the worker) and wait for it."""
     if not task.pack:
         return _run(task, Path(task.run_dir))
+    import io
+    import tarfile
+
     with tempfile.TemporaryDirectory(prefix="dynaprof-run-") as tmp:
         where = Path(tmp) / "run"
         result = _run(task, where)
@@ -176,6 +176,8 @@ def _die_with_parent() -> Callable[[], None] | None:
     loaded before the fork, so the child only makes the call."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # here: every command imports this module, few start a run
+
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
@@ -216,6 +218,8 @@ def _run(task: RunTask, run_dir: Path) -> TaskResult:
     interrupted = interrupted or status in (130, -signal.SIGINT)
     script_sig = None if interrupted else script_signal(status, run_dir)
     killed = not interrupted and (status < 0 or script_sig is not None)
+    import socket
+
     return TaskResult(task.key, status, wall, status_error(status, log, interrupted, script_sig), interrupted,
                       task.attempt, task.retried_because, socket.gethostname(), killed=killed)
 
@@ -224,6 +228,9 @@ def unpack(result: TaskResult, run_dir: Path) -> None:
     """Put a packed run folder (and its log) at ``run_dir`` on the driver, replacing what was there."""
     if result.packed is None:
         return
+    import io
+    import tarfile
+
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=run_dir.parent, prefix=".unpack-") as tmp, \

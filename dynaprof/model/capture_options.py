@@ -40,6 +40,11 @@ class Switch:
     negatable: bool = False
 
     @property
+    def store(self) -> str:
+        """The argparse action of its flag: it turns the switch away from its default."""
+        return "store_false" if self.default else "store_true"
+
+    @property
     def pytest_flag(self) -> str:
         """``--time-calls`` -> ``--dynaprof-time-calls`` (pytest's options share one namespace)."""
         return "--dynaprof-" + self.flag.removeprefix("--")
@@ -144,9 +149,6 @@ def add_switches(p: argparse.ArgumentParser, entry: str) -> list[argparse.Action
     default-off switch, ``--no-...`` off for a default-on one."""
     added = []
     for s in switches(entry):
-        if s.negatable:
-            action: type[argparse.Action] | str = argparse.BooleanOptionalAction
-        else:
-            action = "store_false" if s.default else "store_true"
+        action: type[argparse.Action] | str = argparse.BooleanOptionalAction if s.negatable else s.store
         added.append(p.add_argument(s.flag, dest=s.name, action=action, default=s.default, help=s.help))
     return added
