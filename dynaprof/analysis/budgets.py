@@ -92,8 +92,11 @@ def _per_frame_limit(result: CheckResult, field: str, noun: str, counts: list[tu
         result.checked.append(f"{noun} per frame (most {most}) <= {limit:,}")
 
 
-def _count_limit(result: CheckResult, limit: str, what: str, value: int, budget: int | None) -> None:
+def _count_limit(result: CheckResult, limit: str, what: str, value: int | None, budget: int | None) -> None:
     if budget is None:
+        return
+    if value is None:  # never a pass: the run cannot show it holds
+        result.breaches.append(Breach(limit, f"{what} unknown in this session (budget {budget:,})"))
         return
     if value > budget:
         result.breaches.append(Breach(limit, f"{what} {value:,} > budget {budget:,}"))
@@ -115,7 +118,7 @@ def check(session: Session, budget: Budget, baseline: Session | None = None) -> 
         else:
             result.checked.append(f"compile time {seconds(total)}{split} <= {seconds(budget.max_compile_time_s)}")
     _count_limit(result, "max_restarts", "restarts", sum(f.restarts for f in session.frames), budget.max_restarts)
-    _count_limit(result, "max_graph_breaks", "graph breaks", sum(f.graph_breaks for f in session.frames),
+    _count_limit(result, "max_graph_breaks", "graph breaks", session.graph_breaks,
                  budget.max_graph_breaks)
     _count_limit(result, "max_recompiles", "recompiles", recompiles(session), budget.max_recompiles)
     fallbacks, exact = eager_fallbacks(session)

@@ -153,7 +153,7 @@ def run_metrics(s: Session, normalize: bool = False) -> dict[str, float | None]:
         "restarts": float(sum(f.restarts for f in s.frames)),
         "guards": _f(_sum([f.guard_count for f in s.frames])),
         "inlined_calls": _f(_sum([f.inlined_calls for f in s.frames])),
-        "graph_breaks": float(sum(f.graph_breaks for f in s.frames)),
+        "graph_breaks": _f(s.graph_breaks),
         "instructions": _f(_sum([f.ir_count for f in s.frames])),
         "fx_nodes": _f(_sum([f.graph_node_count for f in s.frames])),
         "fx_ops": _f(_sum([f.graph_op_count for f in s.frames])),
@@ -183,7 +183,7 @@ def frame_metrics(f: CompiledFrame, scale: float) -> dict[str, float | None]:
         "restarts": float(f.restarts),
         "guards": _f(f.guard_count),
         "inlined_calls": _f(f.inlined_calls),
-        "graph_breaks": float(f.graph_breaks),
+        "graph_breaks": _f(f.graph_breaks),
         "parametrization_s": parametrization_seconds([f]) * scale,
     }
 

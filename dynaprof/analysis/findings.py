@@ -410,7 +410,7 @@ def _recompile_limit(session: Session, total: float) -> Finding | None:
 def _graph_breaks(session: Session, total: float) -> Finding | None:
     """Graph breaks, named by their line and cause, weighed by what they cost: the attempts their
     frames threw away (a break restarts the analysis) and the compiles of the code after them."""
-    n = sum(f.graph_breaks for f in session.frames)
+    n = sum(f.graph_breaks or 0 for f in session.frames)  # an unknown count is the import's warning
     if n == 0:
         return None
     broken = [f for f in session.frames if f.graph_breaks]
@@ -592,7 +592,7 @@ def totals(session: Session) -> dict[str, float | int | None]:
         "compile_s": session.total_compile_s,
         "outermost_frames": len(session.outermost_frames()),
         "restarts": sum(f.restarts for f in frames),
-        "graph_breaks": sum(f.graph_breaks for f in frames),
+        "graph_breaks": session.graph_breaks,
         "guards": sum(guards) if guards else None,
         "failed": sum(1 for f in frames if f.status == "failed"),
         **{f"{kind}_s": secs for kind, secs in session.compile_by_kind().items()},

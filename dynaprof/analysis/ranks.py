@@ -39,7 +39,7 @@ class RankTotals:
     frames: int
     compile_s: float
     restarts: int
-    graph_breaks: int
+    graph_breaks: int | None  # None: a frame's count is unknown (an imported torch 2.4 log)
     guards: int | None  # None: no frame had a known guard count
     recompiles: int  # compiles of a code location this rank had compiled before
     failed: int
@@ -121,7 +121,7 @@ def rank_totals(rank: int, s: Session) -> RankTotals:
     guards = [f.guard_count for f in frames if f.guard_count is not None]
     return RankTotals(
         rank=rank, frames=len(frames), compile_s=s.total_compile_s, restarts=sum(f.restarts for f in frames),
-        graph_breaks=sum(f.graph_breaks for f in frames), guards=sum(guards) if guards else None,
+        graph_breaks=s.graph_breaks, guards=sum(guards) if guards else None,
         recompiles=len(fw := [f for f in frames if f.kind != "backward"]) - len({frame_key(f) for f in fw}),
         failed=sum(1 for f in frames if f.status == "failed"), exit_status=s.run.exit_status,
         end_reason=s.run.end_reason, complete=s.run.complete, wall_s=s.run.wall_s, hostname=s.run.hostname,

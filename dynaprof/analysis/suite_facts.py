@@ -88,7 +88,8 @@ def cause_kinds(session: Session) -> dict[str, float]:
 def run_facts(session: Session) -> tuple[dict[str, float], dict[str, int], dict[str, float]]:
     """A run's measures, counts and seconds per kind of cause; its attribution already derived."""
     counts = run_counts(session)
-    counts["graph_breaks"] = sum(f.graph_breaks for f in session.frames)
+    if (breaks := session.graph_breaks) is not None:  # unknown is left out, as run_counts leaves it
+        counts["graph_breaks"] = breaks
     counts["failures"] = sum(1 for f in session.frames if f.status == "failed")
     return run_measures(session), dict(sorted(counts.items())), cause_kinds(session)
 

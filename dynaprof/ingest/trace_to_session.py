@@ -388,6 +388,8 @@ class _Builder:
         warnings = stats.warnings() + self.cache_lookups.warnings()
         if self.any_metrics and self.first_ts is None:  # torch 2.4: metrics, but no chromium event or artifact
             warnings.append(OLD_LOG_UNKNOWN)
+            for fr in frames:  # its log holds no graph break: unknown, never 0
+                fr.graph_breaks = None
         start_time = iso_utc(origin / 1e6) if origin is not None else None
         if start_time is None:
             start_time = self._glog_start_time()
@@ -420,7 +422,7 @@ class _Builder:
 
 #: what a log with compilation metrics but no chromium events (torch 2.4) cannot say
 OLD_LOG_UNKNOWN = ("this log has compilation metrics but no phase events or artifacts (torch 2.4 writes neither): "
-                   "its graph breaks (each frame reads 0), lazy backward compiles, recompile reasons and phase times "
+                   "its graph breaks, lazy backward compiles, recompile reasons and phase times "
                    "are unknown in this import; a live run (dynaprof run) captures them")
 
 

@@ -205,7 +205,7 @@ class CompiledFrame:
     restarts: int = 0
     restart_reasons: list[str] = field(default_factory=list)  # torch's raw list (a set since 2.5)
     attempts: list[Attempt] = field(default_factory=list)
-    graph_breaks: int = 0
+    graph_breaks: int | None = 0  # None: unknown (an imported torch 2.4 log holds no graph break)
     graph_break_reasons: list[GraphBreak] = field(default_factory=list)
     recompile_reason: str | None = None
     guard_count: int | None = None
@@ -528,6 +528,13 @@ class Session:
             if f.key == key:
                 return f
         return None
+
+    @property
+    def graph_breaks(self) -> int | None:
+        """Every frame's graph breaks; None when a frame's count is unknown (a sum over what is
+        known would read as a count, and an undercount)."""
+        counts = [f.graph_breaks for f in self.frames]
+        return None if None in counts else sum(c for c in counts if c is not None)
 
     @property
     def total_compile_s(self) -> float:

@@ -51,6 +51,15 @@ def test_breaches_are_named() -> None:
     assert summary(s, r) == "over budget: 6 breaches (4 compiled frames, 3.20 s compile time)"
 
 
+def test_an_unknown_count_is_never_within_budget() -> None:
+    """An imported torch 2.4 log cannot show its graph breaks: the budget cannot be shown to hold."""
+    s = _session()
+    s.frames[2].graph_breaks = None
+    r = check(s, Budget(max_graph_breaks=3, max_restarts=2))
+    assert [b.message for b in r.breaches] == ["graph breaks unknown in this session (budget 3)"]
+    assert r.checked == ["restarts 2 <= 2"]
+
+
 def test_recompiles_count_per_generation() -> None:
     s = _session()
     assert recompiles(s) == 2

@@ -22,11 +22,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dynaprof.analysis.compare import run_metrics
+from dynaprof.analysis.sweep_measures import run_counts
 from dynaprof.errors import DynaprofError
 from dynaprof.ingest.torch_trace import is_torch_trace, parse_graph_break
 from dynaprof.ingest.trace_to_session import OLD_LOG_UNKNOWN, import_torch_trace, import_torch_trace_ranks
 from dynaprof.model.session import Session
 from dynaprof.model.store import session_from_text, session_to_text
+from dynaprof.render.markdown import totals_line
 from tests.conftest import load_benchmark
 from tests.helpers import ROOT_DIR, torch_release
 
@@ -194,6 +197,24 @@ def test_log_without_chromium_events_or_metrics(tmp_path: Path) -> None:
     assert f.name == "f" and f.guards.code_text_lines == 24 and s.run.torch_version is None
     assert any("glog" in w for w in s.capture.warnings) and s.run.start_time.count("-") == 2
     assert s.frames[2].start_s > s.frames[0].start_s
+
+
+def test_log_like_torch_24s_says_its_graph_breaks_are_unknown(tmp_path: Path) -> None:
+    """Torch 2.4 writes compilation metrics but no chromium event or artifact: the graph breaks
+    such a log cannot show read as unknown (None, ``?`` in the totals), never as 0."""
+    out, skip = [], False
+    for line in _lines("graph_break_recompile.log.gz"):
+        if not line.startswith(b"\t"):
+            skip = any(k in line for k in (b'{"chromium_event"', b'{"artifact"', b'"torch_version"'))
+        if not skip:
+            out.append(line)
+    (tmp_path / "old.log").write_bytes(b"".join(out))
+    s = import_torch_trace(tmp_path / "old.log")
+    assert OLD_LOG_UNKNOWN in s.capture.warnings and [f.restarts for f in s.frames] == [1, 0, 1, 0]
+    assert [f.graph_breaks for f in s.frames] == [None] * 4 and s.graph_breaks is None
+    assert run_metrics(s)["graph_breaks"] is None and "graph_breaks" not in run_counts(s)
+    assert "? graph breaks" in totals_line(s)
+    assert _load("graph_break_recompile.log.gz").graph_breaks == 2  # the same log, whole
 
 
 def test_directory_and_ranks(tmp_path: Path) -> None:
