@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from dynaprof.analysis.findings import findings
+from dynaprof.capture.hooks.parametrized_calls import GUARDS_UNKNOWN
 from dynaprof.capture.own_code import own_file
 from dynaprof.model import load_session
 from dynaprof.model.session import CompiledFrame, Session
@@ -67,6 +68,7 @@ def test_seed_on_a_newer_torch_lacks_neither(seed_runs: dict[str, CliResult]) ->
     """The reverse of ``test_seed_on_torch_24_lists_what_it_lacks``: nothing is said missing here."""
     warnings = load_session(seed_runs["parametrized"].run_dir).capture.warnings
     assert not any("phases not captured" in w or "properties not captured" in w for w in warnings), warnings
+    assert GUARDS_UNKNOWN not in warnings  # the guards' own cause finds them here
 
 
 def test_seed_on_torch_24_lists_what_it_lacks(seed_runs: dict[str, CliResult]) -> None:
@@ -76,6 +78,8 @@ def test_seed_on_torch_24_lists_what_it_lacks(seed_runs: dict[str, CliResult]) -
     sp = load_session(seed_runs["parametrized"].run_dir)
     warned = " ".join(sp.capture.warnings)
     assert "phases not captured" in warned and "properties not captured" in warned
+    assert GUARDS_UNKNOWN in sp.capture.warnings  # its parametrization's guards: unknown, and said
+    assert GUARDS_UNKNOWN not in load_session(seed_runs["plain"].run_dir).capture.warnings
     assert "phases" not in sp.capture.hooks and "properties" not in sp.capture.hooks
     fp = sp.frames[0]
     assert fp.phases == {} and fp.properties == []

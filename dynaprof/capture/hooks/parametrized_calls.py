@@ -27,6 +27,12 @@ from dynaprof.model.journal import PARAMETRIZED_CALL
 PARAMETRIZE_MODULE = "torch.nn.utils.parametrize"
 _PARAMETRIZED = "Parametrized"
 
+#: said once a run, at the first parametrized call: 2.4 guards such a module as a module (its
+#: class, ``forward`` not in its ``__dict__``), never through its ``parametrizations`` container,
+#: which is what ``hooks.guard_causes`` reads
+GUARDS_UNKNOWN = ("torch 2.4: the guards Dynamo builds for parametrized modules (their classes and __dict__s) "
+                  "are not told apart: their build stays in guard building, not on the parametrization")
+
 
 def call_key(cls: type) -> FunctionKey | None:
     """The traced-stack entry of a call of a module of class ``cls``, where ``cls`` is one that
@@ -45,6 +51,7 @@ def install_parametrized_calls(recorder: CompileRecorder) -> None:
     NNModuleVariable = _private("torch._dynamo.variables.nn_module").NNModuleVariable
     orig = NNModuleVariable.call_function
     traced = recorder.traced
+    unsaid = [True]
 
     @functools.wraps(orig)
     def call_function(vt: Any, tx: Any, *a: Any, **k: Any) -> Any:
@@ -52,6 +59,9 @@ def install_parametrized_calls(recorder: CompileRecorder) -> None:
         tid = threading.get_ident()
         if key is None or recorder.current(tid) is None:
             return orig(vt, tx, *a, **k)
+        if unsaid[0]:
+            unsaid[0] = False
+            recorder.warn(GUARDS_UNKNOWN)
         fid = recorder.table.key_id(key)
         depth = traced.enter(tid, fid)
         try:
