@@ -66,7 +66,7 @@ def main() -> None:
             continue
         other = sum(r.total for r in t.rows if r.cause == OTHER_CAUSES)
         shown = [r for r in t.rows if r.cause != OTHER_CAUSES]
-        print(f"| {name} | {s.total_compile_s:.1f} s | {t.totals.folded} | {len(shown)} "
+        print(f"| {name} | {s.total_compile_s:.1f} s | {t.totals.merged} | {len(shown)} "
               f"({sum(1 for r in shown if r.members)} rolled up) | {t.share(sum(r.total for r in shown)):.0%} "
               f"| {t.share(other):.0%} |")
     print(f"\nsessions: {out}", file=sys.stderr)

@@ -107,7 +107,7 @@ def measure(name: str, label: str, argv: list[str], work: Path) -> dict[str, obj
     opts = RenderOptions()
     raw = build_tree(s, "compiler", derived=d)
     _, _, hid_raw = build_pruned_tree(s, "compiler", None, opts.min_width, derived=d)
-    drawn, _, _ = build_pruned_tree(s, "compiler", None, opts.min_width, derived=d, fold=True, gather=True)
+    drawn, _, _ = build_pruned_tree(s, "compiler", None, opts.min_width, derived=d, user_calls=True, gather=True)
     svg = out / "flame-compiler.svg"
     height, frames, cut, shown = _svg_facts(svg)
     said = re.search(r"pruned \([^)]*?([\d.]+)% of the total\)", svg.read_text(encoding="utf-8"))

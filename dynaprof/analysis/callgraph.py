@@ -38,7 +38,7 @@ from dynaprof.analysis.causes import (
     tables,
 )
 from dynaprof.analysis.derived import Derived
-from dynaprof.analysis.interpreter_frames import FOLD_KIND, FOLD_KINDS, FOLD_PROPERTY_KIND
+from dynaprof.analysis.interpreter_frames import INLINED_KIND, INLINED_KINDS, INLINED_PROPERTY_KIND
 from dynaprof.analysis.pstats_tools import FuncKey, PStatsTable, total_time
 from dynaprof.analysis.stacks import COLOUR_ORDER
 from dynaprof.model.session import CAUSE_PARAMETRIZATION, GROUP_OF, PARAMETRIZE_FILE, FunctionRef, Session, Stack
@@ -102,8 +102,8 @@ def _is_signature(filename: str, name: str) -> bool:
     return property_signature_step(filename, name) is not None
 
 
-#: folded frames are classified as the traced code they stand for
-_TRACED_KIND = {FOLD_KIND: "traced", FOLD_PROPERTY_KIND: "property"}
+#: user-call frames are classified as the traced code they stand for
+_TRACED_KIND = {INLINED_KIND: "traced", INLINED_PROPERTY_KIND: "property"}
 
 Grouper = Callable[[str, str, int], tuple[str, str, str, int | None]]
 
@@ -250,10 +250,10 @@ def graph_from_samples(
     frame: str | None = None,
     collapse: bool = False,
     derived: Derived | None = None,
-    fold: bool = True,
+    user_calls: bool = True,
 ) -> nx.DiGraph:
     """The unpruned call graph of the sampled compiler stacks (of one frame key, or all).
-    ``fold`` (default): Dynamo's interpreter folded into the user functions it traces, as in the
+    ``user_calls`` (default): Dynamo's interpreter replaced by the user functions it traces, as in the
     compiler flamegraph (``analysis.interpreter_frames``): one node per traced user function instead of the
     ``run -> step -> CALL -> ... -> inline_call_`` cycle every call goes round.
 
@@ -268,10 +268,10 @@ def graph_from_samples(
     cats = d.categories
     fns = session.functions
     paths: list[tuple[int, ...]] | None = None
-    if fold:
-        folded = d.folded
-        paths = folded.paths
-        fns = [FunctionRef(*k) for k in folded.keys]
+    if user_calls:
+        calls = d.user_calls
+        paths = calls.paths
+        fns = [FunctionRef(*k) for k in calls.keys]
     indices: Iterable[int] = range(len(stacks)) if frame is None else d.by_frame.get(frame, [])
     # node ids, in the order the old per-frame walk first met them (networkx keeps insertion order)
     names: list[str] = []
@@ -281,8 +281,8 @@ def graph_from_samples(
     def node_of(i: int) -> int:
         f = fns[i]
         node, disp, loc, line = group(f.filename, f.name, f.lineno)
-        if f.kind in FOLD_KINDS:  # a traced user function, not the compiler's frame of that name
-            node, disp = f"{node} [{f.kind}]", f"{disp} (property)" if f.kind == FOLD_PROPERTY_KIND else disp
+        if f.kind in INLINED_KINDS:  # a traced user function, not the compiler's frame of that name
+            node, disp = f"{node} [{f.kind}]", f"{disp} (property)" if f.kind == INLINED_PROPERTY_KIND else disp
         n = nid_of_name.get(node)
         if n is None:
             n = nid_of_name[node] = len(names)
@@ -290,7 +290,8 @@ def graph_from_samples(
         ref = FunctionRef(f.name, f.filename, f.lineno, _TRACED_KIND.get(f.kind, f.kind))
         category = function_category(ref)
         _add_node(g, node, disp, loc, line, category)
-        if _is_signature(f.filename, f.name) or (f.kind == FOLD_PROPERTY_KIND and category == PARAMETRIZATION_COLOUR):
+        if _is_signature(f.filename, f.name) or (
+                f.kind == INLINED_PROPERTY_KIND and category == PARAMETRIZATION_COLOUR):
             sig_fns.add(i)
         return n
 

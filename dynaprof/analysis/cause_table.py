@@ -29,10 +29,10 @@ from dynaprof.model.session import (
     Session,
 )
 
-#: causes under this share of the sampled seconds are folded into ``OTHER_CAUSES``
+#: causes under this share of the sampled seconds are merged into ``OTHER_CAUSES``
 MIN_SHARE = 0.01
 OTHER_CAUSES = "other causes"
-#: rows of causes a table shows before the rest are folded: the one default of every output's cause
+#: rows of causes a table shows before the rest are merged: the one default of every output's cause
 #: table (terminal, summary.md, report.html, compare, sweep); ``--max-rows`` lowers it (``cause_rows``)
 CAUSE_ROWS = 12
 #: the terminal shows this share of ``cause_rows``: its first screen holds the run's line, the frames,
@@ -75,11 +75,11 @@ class Detail:
 
 @dataclass(frozen=True)
 class Row:
-    cause: str  # the cause key (``OTHER_CAUSES`` for the folded row)
+    cause: str  # the cause key (``OTHER_CAUSES`` for the merged row)
     cells: dict[str, float]  # column key -> seconds
     total: float
     wasted: float  # seconds of ``total`` in attempts a restart threw away
-    folded: int = 0  # causes folded into this row (the ``other causes`` row)
+    merged: int = 0  # causes merged into this row (the ``other causes`` row)
     details: tuple[Detail, ...] = ()
     more_details: tuple[int, float] = (0, 0.0)  # parametrizations not shown: count, seconds
     #: a roll-up row's causes and their seconds, largest first (a file's lines, a package's files' lines)
@@ -113,7 +113,7 @@ def cause_table(ax: Axes | None, compile_s: float | None = None, *, max_rows: in
                 max_details: int = 5, min_share: float = MIN_SHARE,
                 files: dict[str, str] | None = None) -> CauseTable | None:
     """The table of ``ax`` (None without axes or sampled time). ``compile_s``: the run's compile
-    time, for the share column; ``max_rows``: rows shown before the rest are folded; ``files``: each
+    time, for the share column; ``max_rows``: rows shown before the rest are merged; ``files``: each
     user cause's file, along which small causes roll up (none: no roll-up)."""
     if ax is None:
         return None

@@ -13,7 +13,7 @@ from functools import cached_property
 
 from dynaprof.analysis.attribution import stack_categories
 from dynaprof.analysis.causes import session_tables, stack_causes, stack_phases
-from dynaprof.analysis.interpreter_frames import FoldedStacks, folded_stacks
+from dynaprof.analysis.interpreter_frames import UserCallPaths, user_call_paths
 from dynaprof.analysis.user_view import UserView, user_view
 from dynaprof.model.session import FunctionRef, Session
 
@@ -67,9 +67,9 @@ class Derived:
         return user_view(self.session, self.phases)
 
     @cached_property
-    def folded(self) -> FoldedStacks:
-        """Every compiler stack with Dynamo's interpreter folded (``analysis.interpreter_frames``), for drawing."""
-        return folded_stacks(self.session)
+    def user_calls(self) -> UserCallPaths:
+        """Every compiler stack as the user calls Dynamo traced (``analysis.interpreter_frames``), for drawing."""
+        return user_call_paths(self.session)
 
     @cached_property
     def traced_times(self) -> list[FunctionTime]:

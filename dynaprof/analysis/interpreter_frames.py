@@ -1,4 +1,4 @@
-"""Folding Dynamo's interpreter out of compiler stacks, for drawing (``docs/flamegraphs.md``).
+"""Compiler stacks as the user calls Dynamo traced, its interpreter's frames replaced (``docs/flamegraphs.md``).
 
 Dynamo traces an inlined user call by recursing through its own interpreter: ``run -> step ->
 CALL -> _call -> call_function -> UserFunctionVariable.call_function -> inline_user_function_return
@@ -13,7 +13,7 @@ which says where each inlined call's chain starts. The rule:
   entry of ``Stack.traced``); a traced ``@property`` between two user functions becomes its own
   frame (``Linear.bias (property)``) after its caller's;
 * in the last chain (where the sample was taken), only the leading ``symbolic_convert.py`` frames
-  (``run``, ``step``, the opcode handler, ``call_function``...) fold; the frames after them, the
+  (``run``, ``step``, the opcode handler, ``call_function``...) go; the frames after them, the
   ones doing the work (variable building, fake tensors, guards), stay as they are;
 * pass-through frames (:data:`PASS_THROUGH`: Python's import machinery, the decorators around
   every fake-tensor dispatch) are left out, their self time going to their caller;
@@ -24,10 +24,10 @@ The compiled frame's own code, where it is a library's wrapper that torch record
 model code for (``CompiledFrame.wrapped``), is named for that code, as ``model.session.display_name``
 names the frame; other wrappers keep their names (nothing says what they wrap).
 
-Folded frames have kind ``inlined`` (``inlined property`` for a property) and the user function's
+The user-call frames have kind ``inlined`` (``inlined property`` for a property) and the user function's
 name, file and line. The attribution category of each sample is decided on the real stack, before
-folding, so folding changes the shape of the pictures, never the numbers. The folded and
-speedscope exports keep the real stacks.
+the replacement, so it changes the shape of the pictures, never the numbers. The folded-stack
+and speedscope exports keep the real stacks.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from dynaprof.model.session import FunctionRef, Session
 
 #: (name, filename, lineno, kind), as ``analysis.stacks.NodeKey``
 
-FOLD_KIND = "inlined"
-FOLD_PROPERTY_KIND = "inlined property"
-FOLD_KINDS = frozenset({FOLD_KIND, FOLD_PROPERTY_KIND})
+INLINED_KIND = "inlined"
+INLINED_PROPERTY_KIND = "inlined property"
+INLINED_KINDS = frozenset({INLINED_KIND, INLINED_PROPERTY_KIND})
 UNKNOWN_CALL = "[inlined call]"
 INTERPRETER_FILE = "torch/_dynamo/symbolic_convert.py"
 
@@ -86,27 +86,27 @@ def is_interpreter(f: FunctionRef) -> bool:
 
 
 @dataclass(frozen=True)
-class FoldedStacks:
-    """Per stack of ``session.samples.stacks``: its folded compiler path (indices into ``keys``,
-    root first; the session's functions come first, then the folded frames)."""
+class UserCallPaths:
+    """Per stack of ``session.samples.stacks``: its compiler path as user calls (indices into ``keys``,
+    root first; the session's functions come first, then the user-call frames)."""
 
     paths: list[tuple[int, ...]]
     keys: list[Key]
 
 
-def fold_path(
+def user_call_path(
     compiler: Sequence[int],
     traced: Sequence[int],
     funcs: Sequence[FunctionRef],
     runs: Sequence[bool],
     interp: Sequence[bool],
     skip: Sequence[bool],
-    fold_id: dict[tuple[int, bool], int],
+    call_id: dict[tuple[int, bool], int],
     unknown_id: int,
 ) -> tuple[int, ...]:
-    """One compiler stack folded (see the module docstring). ``runs`` / ``interp``: per function
-    index, :func:`is_translator_run` / :func:`is_interpreter`; ``fold_id``: (traced function
-    index, is property) -> the folded frame's id; ``unknown_id``: the ``[inlined call]`` id;
+    """One compiler stack as user calls (see the module docstring). ``runs`` / ``interp``: per function
+    index, :func:`is_translator_run` / :func:`is_interpreter`; ``call_id``: (traced function
+    index, is property) -> the user-call frame's id; ``unknown_id``: the ``[inlined call]`` id;
     ``skip``: per function index, :func:`is_pass_through`."""
     if any(skip[i] for i in compiler):
         compiler = [i for i in compiler if not skip[i]]
@@ -126,15 +126,15 @@ def fold_path(
     for n, _start in enumerate(starts):
         if n < len(groups):
             user, props = groups[n]
-            out.append(fold_id[(user, False)])
-            out.extend(fold_id[(p, True)] for p in props)
+            out.append(call_id[(user, False)])
+            out.extend(call_id[(p, True)] for p in props)
         else:
             out.append(unknown_id)
         if n == last:
             # traced entries without a run of their own (pushed just before it started): innermost
             for user, props in groups[len(starts):]:
-                out.append(fold_id[(user, False)])
-                out.extend(fold_id[(p, True)] for p in props)
+                out.append(call_id[(user, False)])
+                out.extend(call_id[(p, True)] for p in props)
             j = starts[n]
             while j < len(compiler) and interp[compiler[j]]:
                 j += 1
@@ -142,14 +142,14 @@ def fold_path(
     return tuple(out)
 
 
-def folded_stacks(session: Session) -> FoldedStacks:
-    """Every sampled compiler stack folded (empty without samples). Pure; a render works it out
-    once (``analysis.derived.Derived.folded``)."""
+def user_call_paths(session: Session) -> UserCallPaths:
+    """Every sampled compiler stack as user calls (empty without samples). Pure; a render works it out
+    once (``analysis.derived.Derived.user_calls``)."""
     funcs = session.functions
     table = KeyTable(funcs)
     keys, key_id = table.keys, table.id
     if session.samples is None:
-        return FoldedStacks([], keys)
+        return UserCallPaths([], keys)
     runs = [is_translator_run(f) for f in funcs]
     interp = [is_interpreter(f) for f in funcs]
     skip = [is_pass_through(f) for f in funcs]
@@ -157,31 +157,31 @@ def folded_stacks(session: Session) -> FoldedStacks:
     class _Ids(dict[tuple[int, bool], int]):
         def __missing__(self, k: tuple[int, bool]) -> int:
             f = funcs[k[0]]
-            v = self[k] = key_id((f.name, f.filename, f.lineno, FOLD_PROPERTY_KIND if k[1] else FOLD_KIND))
+            v = self[k] = key_id((f.name, f.filename, f.lineno, INLINED_PROPERTY_KIND if k[1] else INLINED_KIND))
             return v
 
     ids = _Ids()
     # a compiled frame whose code is a library's wrapper (transformers' ``wrapper (generic.py)``)
     # is named for the model's code it wraps (``CompiledFrame.wrapped``, the model's display name)
-    wrapped: dict[str, tuple[tuple[str, int], int]] = {}  # frame key -> (its code's file, line), folded id
+    wrapped: dict[str, tuple[tuple[str, int], int]] = {}  # frame key -> (its code's file, line), its frame's id
     for cf in session.frames:
         if cf.wrapped is not None:
             w = cf.wrapped
-            wrapped[cf.key] = ((cf.filename, cf.lineno), key_id((w.name, w.filename, w.lineno, FOLD_KIND)))
+            wrapped[cf.key] = ((cf.filename, cf.lineno), key_id((w.name, w.filename, w.lineno, INLINED_KIND)))
     unknown = -1
     paths: list[tuple[int, ...]] = []
-    # a stack without a translator run or pass-through frame folds to itself (set checks: C speed)
+    # a stack without a translator run or pass-through frame is its own path (set checks: C speed)
     run_set = {i for i, r in enumerate(runs) if r}
     skip_set = {i for i, k in enumerate(skip) if k}
     for st in session.samples.stacks:
         comp = st.compiler
         if run_set.isdisjoint(comp):
-            path = tuple(comp) if skip_set.isdisjoint(comp) else fold_path(comp, st.traced, funcs, runs, interp, skip,
-                                                                             ids, unknown)
+            path = (tuple(comp) if skip_set.isdisjoint(comp)
+                    else user_call_path(comp, st.traced, funcs, runs, interp, skip, ids, unknown))
         else:
             if unknown < 0:
-                unknown = key_id((UNKNOWN_CALL, "", 0, FOLD_KIND))
-            path = fold_path(comp, st.traced, funcs, runs, interp, skip, ids, unknown)
+                unknown = key_id((UNKNOWN_CALL, "", 0, INLINED_KIND))
+            path = user_call_path(comp, st.traced, funcs, runs, interp, skip, ids, unknown)
         wrap = wrapped.get(st.frame) if st.frame is not None else None
         if wrap is not None and st.traced:
             code = funcs[st.traced[0]]
@@ -190,4 +190,4 @@ def folded_stacks(session: Session) -> FoldedStacks:
                 j = path.index(first)
                 path = (*path[:j], wrap[1], *path[j + 1 :])
         paths.append(path)
-    return FoldedStacks(paths, keys)
+    return UserCallPaths(paths, keys)

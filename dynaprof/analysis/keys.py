@@ -1,5 +1,5 @@
 """The key table the derived stack views share: the session's functions first, as
-(name, file, line, kind), then the synthetic frames a view adds (folded calls, causes, phases)."""
+(name, file, line, kind), then the synthetic frames a view adds (user calls, causes, phases)."""
 
 from __future__ import annotations
 

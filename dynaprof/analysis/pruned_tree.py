@@ -34,14 +34,14 @@ def build_pruned_tree(
     *,
     categories: Sequence[str] | None = None,
     derived: Derived | None = None,
-    fold: bool = False,
+    user_calls: bool = False,
     gather: bool = False,
 ) -> tuple[StackNode, int, float]:
     """The sampled tree of ``view`` keeping only nodes of at least ``min_width`` of the total,
     with (number of pruned subtrees, their seconds). For drawing big sessions: the stacks are
     sorted once and each node's weight comes from prefix sums, so the cost follows the drawn
-    nodes (times log n), not the total length of all stacks. ``fold``: the compiler view with
-    Dynamo's interpreter folded (``analysis.interpreter_frames``); node ``self_categories`` are filled too.
+    nodes (times log n), not the total length of all stacks. ``user_calls``: the compiler view as
+    the user calls Dynamo traced (``analysis.interpreter_frames``); node ``self_categories`` are filled too.
     ``gather``: a node's children too narrow to draw (or seen by fewer than :data:`MIN_SAMPLES`
     samples) become one frame, ``… N narrower frames``, when together they are wide enough (they
     are then drawn, not counted as pruned)."""
@@ -51,7 +51,7 @@ def build_pruned_tree(
     if session.samples is None:
         return root, 0, 0.0
     d = derived or Derived(session)
-    rows, keys, synthetic = _rows(session, view, frame, d, categories, fold)
+    rows, keys, synthetic = _rows(session, view, frame, d, categories, user_calls)
     order, sorted_keys = sort_by_path([r[0] for r in rows])
     rows = [rows[i] for i in order]  # sorted by path, stable
     synth_keys = {v: _synthetic(k) for k, v in synthetic.items()}
@@ -106,7 +106,7 @@ Row = tuple[tuple[int, ...], float, int, str]  # path, seconds, samples, categor
 
 
 def _rows(
-    session: Session, view: View, frame: str | None, d: Derived, categories: Sequence[str] | None, fold: bool
+    session: Session, view: View, frame: str | None, d: Derived, categories: Sequence[str] | None, user_calls: bool
 ) -> tuple[list[Row], Sequence[NodeKey] | None, dict[str, int]]:
     """One row per stack of ``view`` (unsorted), the view's node keys (None: the session's
     functions') and the synthetic frames' ids (negative) by name."""
@@ -127,8 +127,8 @@ def _rows(
         keys = uv.keys
         rows = [(uv.paths[i], stacks[i].seconds, stacks[i].samples, uv.phases[i]) for i in indices]
         indices = range(0)
-    elif view == "compiler" and fold:
-        fs = d.folded
+    elif view == "compiler" and user_calls:
+        fs = d.user_calls
         keys = fs.keys
         fcats = categories if categories is not None else d.categories
         rows = [(fs.paths[i] or (synth(NO_COMPILER_STACK),), stacks[i].seconds, stacks[i].samples, fcats[i])

@@ -1,4 +1,4 @@
-"""Small causes rolled up along the user's code, the way a flamegraph folds narrow frames into their
+"""Small causes rolled up along the user's code, the way a flamegraph gathers narrow frames into their
 parent: a function's lines, then a class's methods, then a file, then its package and the packages
 above it (``transformers.models.mixtral``, ``transformers.models``, ``transformers``).
 

@@ -33,7 +33,7 @@ from dynaprof import fmt
 from dynaprof.analysis.attribution import PARAMETRIZATION_COLOUR
 from dynaprof.analysis.causes import is_parametrization
 from dynaprof.analysis.derived import Derived
-from dynaprof.analysis.interpreter_frames import FOLD_PROPERTY_KIND
+from dynaprof.analysis.interpreter_frames import INLINED_PROPERTY_KIND
 from dynaprof.model.session import CATEGORIES, CATEGORY_LABELS, FunctionRef, Session, display_id
 from dynaprof.model.session import display_name as frame_display_name
 
@@ -64,7 +64,7 @@ class StackNode:
     filename: str = ""
     lineno: int = 0
     #: root | python | native | traced | property | synthetic | folded (read back from folded
-    #: text) | inlined / inlined property (Dynamo's interpreter folded, ``analysis.interpreter_frames``)
+    #: text) | inlined / inlined property (a user call Dynamo traced, ``analysis.interpreter_frames``)
     kind: str = "root"
     seconds: float = 0.0
     samples: int = 0
@@ -211,21 +211,21 @@ def build_tree(
     *,
     categories: Sequence[str] | None = None,
     derived: Derived | None = None,
-    fold: bool = False,
+    user_calls: bool = False,
 ) -> StackNode:
-    """The stack tree of one view, for the whole run or one ``CompiledFrame.key``; ``fold``: the
-    compiler view with Dynamo's interpreter folded (``analysis.interpreter_frames``), as the pictures draw it.
+    """The stack tree of one view, for the whole run or one ``CompiledFrame.key``; ``user_calls``: the
+    compiler view as the user calls Dynamo traced (``analysis.interpreter_frames``), as the pictures draw it.
     ``categories`` / ``derived``: what the caller already worked out for this session (building
     several trees of a big session then classifies its stacks only once)."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; expected one of {', '.join(VIEWS)}")
     with paused_gc():
-        return _build_tree(session, view, frame, categories, derived or Derived(session), fold)
+        return _build_tree(session, view, frame, categories, derived or Derived(session), user_calls)
 
 
 def _build_tree(
     session: Session, view: View, frame: str | None, categories: Sequence[str] | None, derived: Derived,
-    fold: bool = False,
+    user_calls: bool = False,
 ) -> StackNode:
     root = root_label(session, frame)
     funcs = session.functions
@@ -249,8 +249,8 @@ def _build_tree(
             root.add_path([uv.keys[j] for j in uv.paths[i]], st.seconds, st.samples, uv.phases[i])
         return root
     cats = derived.categories if categories is None else categories
-    if view == "compiler" and fold:
-        fs = derived.folded
+    if view == "compiler" and user_calls:
+        fs = derived.user_calls
         for i in indices:
             st, cat = stacks[i], cats[i]
             path = [fs.keys[j] for j in fs.paths[i]] or [_synthetic(NO_COMPILER_STACK)]
@@ -323,7 +323,7 @@ def short_filename(path: str) -> str:
 def display_name(node: StackNode | FunctionRef) -> str:
     """The function as shown in graphs: ``Linear.weight (property)``, newlines as spaces."""
     name = clean_text(node.name)
-    if node.kind in ("property", FOLD_PROPERTY_KIND):
+    if node.kind in ("property", INLINED_PROPERTY_KIND):
         return f"{name} (property)"
     if node.kind == "native":
         return f"{name} [native]"

@@ -192,7 +192,7 @@ class Sampler:
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         # Python runs a handler between any two bytecodes, including inside this handler when
-        # the next tick arrives before it returns: never re-enter (the tick is folded into the
+        # the next tick arrives before it returns: never re-enter (the tick is added to the
         # next sample's weight, so no time is lost).
         if self._in_handler:
             return

@@ -155,9 +155,10 @@ def diff_svgs(base: Session, new: Session, options: RenderOptions, names: tuple[
     for view, label in VIEWS:
         what = "share of compile time" if normalize else "compile time"
         out[f"diff-{view}.svg"] = diff_flamegraph_svg(
-            # the compiler view folded as its flamegraph is (analysis.interpreter_frames): the runs line up by user call
-            build_tree(base, view, fold=view == "compiler", derived=derived[id(base)]),
-            build_tree(new, view, fold=view == "compiler", derived=derived[id(new)]),
+            # the compiler view as user calls, as its flamegraph draws it (analysis.interpreter_frames):
+            # the runs line up by user call
+            build_tree(base, view, user_calls=view == "compiler", derived=derived[id(base)]),
+            build_tree(new, view, user_calls=view == "compiler", derived=derived[id(new)]),
             title=f"{names[0]} -> {names[1]}: {label}",
             subtitle=f"differential flamegraph of {what} by {label}; BASE {names[0]}, NEW {names[1]}",
             options=options, normalize=normalize)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dynaprof import fmt
 from dynaprof.analysis.attribution import PARAMETRIZATION_COLOUR
 from dynaprof.analysis.derived import Derived
-from dynaprof.analysis.interpreter_frames import FOLD_KINDS
+from dynaprof.analysis.interpreter_frames import INLINED_KINDS
 from dynaprof.analysis.pruned_tree import GATHERED_PREFIX, build_pruned_tree
 from dynaprof.analysis.stacks import (
     COLOUR_ORDER,
@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 VIEW_DESCRIPTIONS: dict[str, str] = {
-    "compiler": "compiler view: real Python stacks of torch.compile, Dynamo's interpreter folded into the user "
+    "compiler": "compiler view: real Python stacks of torch.compile, Dynamo's interpreter replaced by the user "
                 "functions it traces; coloured by each frame's own time",
     "traced": "user-code view: every second on the user code it was spent for (Dynamo tracing it, AOT autograd "
               "and Inductor compiling what it added), coloured by compiler phase",
@@ -95,9 +95,9 @@ def _node_title(node: StackNode, total: float, view: str) -> str:
             self_pct = 100.0 * node.self_seconds / total if total > 0 else 0.0
             lines.append(f"self {fmt.duration(node.self_seconds, 'ms')} ({self_pct:.2f}%): "
                          f"{labels.get(own, own)}")
-    if node.kind in FOLD_KINDS:
+    if node.kind in INLINED_KINDS:
         lines.append("Dynamo tracing this user function (its interpreter frames run/step/CALL/inline_call "
-                     "are folded into this frame)")
+                     "stand as this frame)")
     elif node.name.startswith(GATHERED_PREFIX):
         lines.append("frames too narrow to draw, gathered")
     return "\n".join(lines)
@@ -299,7 +299,7 @@ def flamegraph_svg(
     else:
         tree, count, secs = build_pruned_tree(
             session, view, frame, options.min_width, categories=categories, derived=derived,
-            fold=view == "compiler", gather=True,
+            user_calls=view == "compiler", gather=True,
         )
         pruned = (count, secs)
     return tree_flamegraph_svg(

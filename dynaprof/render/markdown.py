@@ -176,7 +176,7 @@ def _causes(s: Session, rows: int) -> str:
 
     body = []
     for r in table.rows:
-        body.append(line(md_escape(cause_label(r.cause, r.folded)), r.cells, r.total, r.wasted))
+        body.append(line(md_escape(cause_label(r.cause, r.merged)), r.cells, r.total, r.wasted))
         body += [line("↳ " + md_escape(d.label), None, d.seconds, 0.0) for d in r.details]
         if r.more_details[0]:
             body.append(line(f"↳ +{r.more_details[0]:,} more", None, r.more_details[1], 0.0))

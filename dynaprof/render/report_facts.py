@@ -249,15 +249,15 @@ def parametrized_text(n: int, seconds: float, items: Sequence[tuple[str, int]], 
         f"{fmt.seconds(seconds)}"
 
 
-def cause_label(cause: str, folded: int = 0) -> str:
-    """A cause row's text (plain: escape it for the format): ``other causes (3)`` for the fold."""
-    return f"{OTHER_CAUSES} ({folded:,})" if cause == OTHER_CAUSES else cause
+def cause_label(cause: str, merged: int = 0) -> str:
+    """A cause row's text (plain: escape it for the format): ``other causes (3)`` for the merged row."""
+    return f"{OTHER_CAUSES} ({merged:,})" if cause == OTHER_CAUSES else cause
 
 
 def cause_table_notes(table: CauseTable) -> list[str]:
     """What the columns hold and how restart waste is counted (plain text)."""
     notes = [f"{c.label} = {c.description}" for c in table.columns if len(c.phases) > 1]
-    notes = ["Every sampled second has one cause (row) and one phase (column); causes under 1% are folded "
+    notes = ["Every sampled second has one cause (row) and one phase (column); causes under 1% are merged "
              "into \"other causes\"" + (f"; {'; '.join(notes)}" if notes else "") + "."]
     if table.restart_waste > 0:
         notes.append(f"Restart waste: {fmt.seconds(table.restart_waste)} of the seconds above were in attempts that "

@@ -209,7 +209,7 @@ def _causes(s: Session, max_rows: int) -> Causes | None:
     rows = []
     for i, r in enumerate(t.rows):
         group = f"dp-rollup-{i}" if r.members else ""
-        rows.append(row(cause_label(r.cause, r.folded), r.cells, r.total, r.wasted, "", group, bool(group)))
+        rows.append(row(cause_label(r.cause, r.merged), r.cells, r.total, r.wasted, "", group, bool(group)))
         rows += [row("↳ " + d.label, None, d.seconds, 0.0, "dp-sub") for d in r.details]
         if r.more_details[0]:
             rows.append(row(f"↳ +{r.more_details[0]:,} more", None, r.more_details[1], 0.0, "dp-sub"))

@@ -211,7 +211,7 @@ def cause_phase_lines(session: Session, width: int = WIDTH, max_rows: int = TABL
     return [line.removeprefix(_ROW) for line in _cause_phase_lines(table, width)]
 
 
-#: the narrowest the cause column gets before a phase column is folded into "other phases"
+#: the narrowest the cause column gets before a phase column is merged into "other phases"
 MIN_CAUSE_COLUMN = 30
 
 
@@ -227,7 +227,7 @@ OTHER_PHASES = "other ph."
 
 def _fit_columns(table: CauseTable, width: int) -> tuple[list[Column], list[Column]]:
     """The phase columns that fit ``width`` beside a cause column of ``MIN_CAUSE_COLUMN``, total and
-    %: those holding the most time first; and the rest, folded into one "other phases" column."""
+    %: those holding the most time first; and the rest, merged into one "other phases" column."""
     def w(col: Column) -> int:
         cells = [cause_cell(r.cells.get(col.key, 0.0)) for r in (*table.rows, table.totals)]
         return max(len(col.short), *map(len, cells)) + 2
@@ -249,18 +249,18 @@ def _fit_columns(table: CauseTable, width: int) -> tuple[list[Column], list[Colu
 
 def _cause_phase_lines(table: CauseTable, width: int, sampled: str = "sampled") -> list[str]:
     indent = 4
-    cols, folded = _fit_columns(table, width - indent)
+    cols, merged = _fit_columns(table, width - indent)
 
-    other = bool(folded) and bool(cols)  # a list (no phase column at all) has no "other" column either
+    other = bool(merged) and bool(cols)  # a list (no phase column at all) has no "other" column either
 
     def cells(values: dict[str, float]) -> list[str]:
         out = [cause_cell(values.get(c.key, 0.0)) for c in cols]
-        return out + ([cause_cell(sum(values.get(c.key, 0.0) for c in folded))] if other else [])
+        return out + ([cause_cell(sum(values.get(c.key, 0.0) for c in merged))] if other else [])
 
     blank = [""] * (len(cols) + (1 if other else 0))
     body: list[tuple[str, list[str]]] = []
     for r in table.rows:
-        body.append((cause_label(r.cause, r.folded),
+        body.append((cause_label(r.cause, r.merged),
                      [*cells(r.cells), fmt.seconds(r.total), fmt.pct(r.total, table.compile_s)]))
         via = _shared_via([d.label for d in r.details])  # said once by the verdict, not on each line
         for d in r.details:
@@ -279,9 +279,9 @@ def _cause_phase_lines(table: CauseTable, width: int, sampled: str = "sampled") 
     lines += [_ROW + " " * indent + row
               for row in fmt.table(["cause", *headers], rows, "l" + "r" * len(headers), width=width - indent, wrap=0)]
     if other:
-        lines.append(" " * indent + f"{OTHER_PHASES} = " + ", ".join(c.short for c in folded)
+        lines.append(" " * indent + f"{OTHER_PHASES} = " + ", ".join(c.short for c in merged)
                      + " (every phase in summary.md and report.html)")
-    elif folded:
+    elif merged:
         lines.append(" " * indent + "by phase: in summary.md and report.html")
     if waste := restart_waste_text(table):
         lines.append(" " * indent + fmt.terminal_safe(waste))

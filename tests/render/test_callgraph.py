@@ -136,7 +136,7 @@ def test_samples_graph_of_seed_session_highlights_parametrization() -> None:
 
 def test_unfolded_samples_graph_highlights_parametrization() -> None:
     s = seed_session()
-    g = cgm.graph_from_samples(s, fold=False)
+    g = cgm.graph_from_samples(s, user_calls=False)
     cg = cgm.CallGraph(cgm.prune(g, 1.2, 0.005, 0.001), "samples", 1.2, g.number_of_nodes(), g.number_of_edges(),
                        0.005, 0.001, False)
     g = cg.graph
@@ -165,7 +165,7 @@ def test_collapse_by_module() -> None:
     assert g.edges["torch._dynamo.symbolic_convert", "torch._dynamo.variables.builder"]["calls"] == 100
     assert not any(u == v for u, v in g.edges)
     assert func_label(TINY) in g  # not torch: stays a function
-    samples = cgm.graph_from_samples(seed_session(), collapse=True, fold=False)
+    samples = cgm.graph_from_samples(seed_session(), collapse=True, user_calls=False)
     assert samples.nodes["torch._dynamo.convert_frame"]["inclusive_s"] == pytest.approx(1.2)
     assert samples.nodes["torch._dynamo.variables.user_defined"]["parametrization"]
     assert cgm.torch_module(BU) == "torch._dynamo.variables.builder"
@@ -309,7 +309,7 @@ def test_goldens_render_with_dot() -> None:
 def _looped_sums(s: Any, collapse: bool) -> tuple[dict[str, float], dict[str, float], dict[tuple[str, str], float]]:
     """The sampled graph's seconds by a plain loop over the stacks, in stack order (what the
     numpy sums must equal to the last bit)."""
-    g = cgm.graph_from_samples(s, collapse=collapse, fold=False)  # for the node names only
+    g = cgm.graph_from_samples(s, collapse=collapse, user_calls=False)  # for the node names only
     name_of = {}
     for f_index, f in enumerate(s.functions):
         node = cgm._grouper(collapse)(f.filename, f.name, f.lineno)[0]
@@ -348,7 +348,7 @@ def test_sampled_sums_equal_a_loop_over_the_stacks_to_the_last_bit(collapse: boo
         comp = [rng.randrange(len(fns)) for _ in range(rng.randint(0, 30))]
         stacks.append(Stack("0/0", 0, 1, comp, [], 1, rng.random() / (1 + k % 7)))
     s = make_session([frame("0/0")], stacks, fns)
-    g = cgm.graph_from_samples(s, collapse=collapse, fold=False)
+    g = cgm.graph_from_samples(s, collapse=collapse, user_calls=False)
     inclusive, self_s, edges = _looped_sums(s, collapse)
     assert {n: g.nodes[n]["inclusive_s"] for n in g} == inclusive
     assert {n: g.nodes[n]["self_s"] for n in g if g.nodes[n]["self_s"]} == self_s

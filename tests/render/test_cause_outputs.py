@@ -39,7 +39,7 @@ def test_table_rows_and_columns_add_up_and_small_causes_are_folded() -> None:
     assert t is not None
     sampled = sum(s.axes.causes.values()) if s.axes else 0.0
     assert [r.cause for r in t.rows][:2] == ["parametrization", "forward (model.py:26)"]
-    assert t.rows[-1].cause == OTHER_CAUSES and t.rows[-1].folded == 1  # unknown (0.1 s of 20 s)
+    assert t.rows[-1].cause == OTHER_CAUSES and t.rows[-1].merged == 1  # unknown (0.1 s of 20 s)
     for r in t.rows:
         assert sum(r.cells.values()) == pytest.approx(r.total)
         assert r.cause == OTHER_CAUSES or r.total >= MIN_SHARE * sampled

@@ -128,7 +128,7 @@ def test_svg_parses_with_one_titled_frame_per_drawn_rect_and_script() -> None:
     s = seed_session()
     for view in ("compiler", "traced"):
         svg = flamegraph_svg(s, view)  # type: ignore[arg-type]
-        tree = build_tree(s, view, fold=view == "compiler")  # type: ignore[arg-type]
+        tree = build_tree(s, view, user_calls=view == "compiler")  # type: ignore[arg-type]
         gs = frames_of(svg)
         assert len(gs) == tree.node_count()
         for g in gs:

@@ -36,7 +36,7 @@ def test_150_small_causes_leave_under_15_percent_in_other_causes() -> None:
     assert all(abs(sum(m.seconds for m in r.members) - r.total) < 1e-9 for r in rolled)
     # every second once: rows and the fold add up to the table's total
     assert abs(sum(r.total for r in t.rows) - total) < 1e-9
-    assert sum(len(r.members) for r in rolled) + sum(r.folded for r in t.rows) + (len(t.rows) - len(rolled)
+    assert sum(len(r.members) for r in rolled) + sum(r.merged for r in t.rows) + (len(t.rows) - len(rolled)
                                                                                   - (1 if other else 0)) == 151
     # without files there is nothing to roll up along: the old fold
     plain = cause_table(ax, total, max_rows=8)

@@ -1,5 +1,5 @@
-"""Dynamo's interpreter folded out of the compiler pictures (analysis/interpreter_frames.py), measured on a real
-session of the seed case (samples/parametrized_linear.py, 32 parametrized Linear layers, torch
+"""Dynamo's interpreter replaced by user calls in the compiler pictures (analysis/interpreter_frames.py),
+measured on a real session of the seed case (samples/parametrized_linear.py, 32 parametrized Linear layers, torch
 2.13, eager backend): levels, frames, hidden time, call graph size, and the exports unfolded."""
 
 from __future__ import annotations
@@ -13,7 +13,13 @@ import pytest
 
 from dynaprof.analysis.callgraph import build_callgraph
 from dynaprof.analysis.derived import Derived
-from dynaprof.analysis.interpreter_frames import FOLD_KIND, FOLD_PROPERTY_KIND, UNKNOWN_CALL, fold_path, folded_stacks
+from dynaprof.analysis.interpreter_frames import (
+    INLINED_KIND,
+    INLINED_PROPERTY_KIND,
+    UNKNOWN_CALL,
+    user_call_path,
+    user_call_paths,
+)
 from dynaprof.analysis.pruned_tree import GATHERED_PREFIX, build_pruned_tree
 from dynaprof.analysis.stacks import build_tree
 from dynaprof.model import Session, Stack
@@ -74,7 +80,7 @@ def _table() -> tuple[FunctionTable, dict[str, int]]:
 
 def _fold(t: FunctionTable, compiler: list[int], traced: list[int]) -> list[tuple[str, str]]:
     s = make_session([frame()], [Stack("0/0", 0, 0, compiler, traced, 1, 0.01)], t.functions)
-    fs = folded_stacks(s)
+    fs = user_call_paths(s)
     return [(fs.keys[i][0], fs.keys[i][3]) for i in fs.paths[0]]
 
 
@@ -86,11 +92,11 @@ def test_each_inlined_call_becomes_one_frame_named_for_the_user_function() -> No
     traced = [i["fwd"], i["lin"], i["prop"], i["get"]]
     assert _fold(t, compiler, traced) == [
         ("_compile", "python"),
-        ("Model.forward", FOLD_KIND),
-        ("Linear.forward", FOLD_KIND),
-        ("Linear.weight", FOLD_PROPERTY_KIND),  # the @property Dynamo resolved, after its caller
-        ("get_parametrized", FOLD_KIND),
-        # the last chain: its interpreter frames fold, the frames doing the work stay
+        ("Model.forward", INLINED_KIND),
+        ("Linear.forward", INLINED_KIND),
+        ("Linear.weight", INLINED_PROPERTY_KIND),  # the @property Dynamo resolved, after its caller
+        ("get_parametrized", INLINED_KIND),
+        # the last chain: its interpreter frames go, the frames doing the work stay
         ("VariableBuilder._wrap", "python"),
         ("VariableBuilder._wrap", "python"),  # the import machinery between them is left out
     ]
@@ -100,15 +106,15 @@ def test_runs_and_traced_entries_that_do_not_pair() -> None:
     t, i = _table()
     # a run without a traced entry (no hooks): [inlined call]
     assert _fold(t, [i["compile"], i["run"], i["step"], i["build"]], []) == [
-        ("_compile", "python"), (UNKNOWN_CALL, FOLD_KIND), ("VariableBuilder._wrap", "python")]
+        ("_compile", "python"), (UNKNOWN_CALL, INLINED_KIND), ("VariableBuilder._wrap", "python")]
     # a traced entry pushed before its run started: it follows the last one
     assert _fold(t, [i["compile"], i["run"], i["step"]], [i["fwd"], i["lin"]]) == [
-        ("_compile", "python"), ("Model.forward", FOLD_KIND), ("Linear.forward", FOLD_KIND)]
+        ("_compile", "python"), ("Model.forward", INLINED_KIND), ("Linear.forward", INLINED_KIND)]
     # no translator on the stack (guards, AOT, Inductor): unchanged but for pass-through frames
     assert _fold(t, [i["compile"], i["imp"], i["build"]], [i["fwd"]]) == [
         ("_compile", "python"), ("VariableBuilder._wrap", "python")]
     runs = [False] * 3
-    assert fold_path([0, 1, 2], [], t.functions, runs, runs, runs, {}, -1) == (0, 1, 2)
+    assert user_call_path([0, 1, 2], [], t.functions, runs, runs, runs, {}, -1) == (0, 1, 2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,7 +126,7 @@ def test_seed_compiler_flamegraph_is_shallow_and_hides_little() -> None:
     d = Derived(s)
     raw = build_tree(s, "compiler", derived=d)
     assert raw.depth() + 1 > 100  # Dynamo's recursion: 132 levels unfolded
-    tree, _pruned, hidden_s = build_pruned_tree(s, "compiler", None, 0.001, derived=d, fold=True, gather=True)
+    tree, _pruned, hidden_s = build_pruned_tree(s, "compiler", None, 0.001, derived=d, user_calls=True, gather=True)
     assert tree.depth() + 1 <= 45  # 42 on this session
     assert hidden_s <= 0.05 * tree.seconds  # 4.4%: pruning hides at most 5% of the time
     assert tree.seconds == pytest.approx(raw.seconds)  # folding moves no time
@@ -165,10 +171,10 @@ def test_a_wrapped_compiled_frame_is_named_for_the_model_code() -> None:
     f = frame(name="inner", filename=SP + "torch/_dynamo/external_utils.py", lineno=67,
               wrapped=Location("Model.forward", "/work/model.py", 5))
     s = make_session([f], [Stack("0/0", 0, 0, compiler, [inner, i["lin"]], 1, 0.01)], t.functions)
-    fs = folded_stacks(s)
+    fs = user_call_paths(s)
     assert [(fs.keys[j][0], fs.keys[j][1]) for j in fs.paths[0]][1:3] == [
         ("Model.forward", "/work/model.py"), ("Linear.forward", SP + "torch/nn/modules/linear.py")]
     # without the fact, torch's name stays
     plain = make_session([frame()], [Stack("0/0", 0, 0, compiler, [inner, i["lin"]], 1, 0.01)], t.functions)
-    fp = folded_stacks(plain)
+    fp = user_call_paths(plain)
     assert fp.keys[fp.paths[0][1]][0] == "wrap_inline.<locals>.inner"
