@@ -24,6 +24,7 @@ from dynaprof.model import (
     Span,
     Stack,
 )
+from dynaprof.model.journal import Kernel
 
 SP = "/venv/lib/python3.11/site-packages/"
 DYN = SP + "torch/_dynamo/"
@@ -65,6 +66,13 @@ class FunctionTable:
             self.index[key] = len(self.functions)
             self.functions.append(FunctionRef(name, filename, lineno, kind))
         return self.index[key]
+
+
+def kernel(key: str, cause: int, name: str, nodes: int, param_nodes: int, param: int, rest: int,
+           users: tuple[int, ...] = ()) -> Kernel:
+    """A journal ``kernel`` record, its ids the session's (as ``ingest.assemble`` hands it on)."""
+    return Kernel(t="kernel", key=key, cause=cause, name=name, nodes=nodes, param_nodes=param_nodes, param=param,
+                  rest=rest, users=list(users))
 
 
 def frame(key: str = "0/0", **kw: object) -> CompiledFrame:

@@ -45,16 +45,10 @@ from dynaprof.model.journal import (
 
 @dataclass
 class PropStat:
-    """One traced ``@property`` of a compile: what it is, how often it was resolved, how long it took."""
+    """One traced ``@property`` of a compile as it is counted: its journal record (``count`` and
+    ``seconds`` added to in place) and the instances seen, written as their number."""
 
-    label: str
-    owner: str
-    name: str
-    getter_file: str
-    getter_line: int
-    parametrized: bool
-    count: int = 0
-    seconds: float = 0.0
+    record: Prop
     instances: set[int] = field(default_factory=set)
 
 
@@ -393,17 +387,7 @@ class CompileRecorder:
             except TypeError:  # no weak references to it: measure now rather than hold it
                 self._emit_guard_stats(win.key, gm, guard_text_stats)
         props: list[Prop] = [
-            {
-                "label": p.label,
-                "owner": p.owner,
-                "name": p.name,
-                "getter_file": p.getter_file,
-                "getter_line": p.getter_line,
-                "parametrized": p.parametrized,
-                "count": p.count,
-                "instances": len(p.instances),
-                "seconds": stored_s(p.seconds),
-            }
+            {**p.record, "instances": len(p.instances), "seconds": stored_s(p.record["seconds"])}
             for p in win.props.values()
         ]
         inlines = "inlines" in self.hooks and not win.aux

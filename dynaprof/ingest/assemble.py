@@ -138,7 +138,7 @@ class _Builder:
         self.cache_metrics: dict[str, dict[str, Any]] = {}  # frame key -> its metrics (the cache counters)
         self.recompile_reasons: dict[str, list[str]] = {}  # frame key -> every cache entry's failures
         self.kernel_waits: list[kernel_waits.KernelWait] = []
-        self.kernels: list[kernel_split.Kernel] = []
+        self.kernels: list[Kernel] = []  # the session's ids
         self.folded: list[str] = []  # a counterfactual run's folded parametrizations
         self.replay_graphs = 0  # graphs kept for the Inductor replay
         self.replay_skipped: list[str] = []  # "key: why" of graphs it cannot replay
@@ -385,9 +385,10 @@ class _Builder:
     def _on_kernel(self, r: Kernel) -> None:
         cause = self._id(r["cause"])
         if cause >= 0:
-            self.kernels.append(kernel_split.Kernel(
-                str(r["key"]), cause, str(r["name"]), req_int(r["nodes"]), req_int(r["param_nodes"]),
-                self._id(r["param"]), self._id(r["rest"]), self._ids(r.get("users", [])),
+            self.kernels.append(Kernel(
+                t="kernel", key=str(r["key"]), cause=cause, name=str(r["name"]), nodes=req_int(r["nodes"]),
+                param_nodes=req_int(r["param_nodes"]), param=self._id(r["param"]), rest=self._id(r["rest"]),
+                users=list(self._ids(r.get("users", []))),
             ))  # fmt: skip
 
     def _on_folded(self, r: Folded) -> None:
@@ -452,7 +453,7 @@ def assemble(
 def assemble_plain(records: Iterable[dict[str, Any] | None], facts: ParentFacts) -> tuple[Session, PlainKernels]:
     """A counterfactual run's session, and its kernels and folded tensors to compare against."""
     b = _build(records)
-    plain = plain_kernels([k.matched_by(b.functions) for k in b.kernels], b.folded)
+    plain = plain_kernels([kernel_split.matched_by(k, b.functions) for k in b.kernels], b.folded)
     session = _session(b, facts)
     plain.compile_s, plain.exit_status = session.total_compile_s, session.run.exit_status
     if session.samples is not None:

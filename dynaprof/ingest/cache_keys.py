@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from dynaprof.ingest import kernel_split
-from dynaprof.ingest.kernel_split import Kernel
 from dynaprof.ingest.kernel_waits import KernelWait
 from dynaprof.model.cache import marker
 from dynaprof.model.cache_keys import (
@@ -29,6 +28,7 @@ from dynaprof.model.cache_keys import (
     lookup_from_info,
     read_lookup,
 )
+from dynaprof.model.journal import Kernel
 from dynaprof.model.session import CompiledFrame
 
 FIRST_COMPILE = "first compile of this code: no cache entry yet"
@@ -122,7 +122,7 @@ def build_seconds(kernels: Iterable[Kernel], waits: Iterable[KernelWait]) -> dic
     kernels = list(kernels)
     names: dict[int, tuple[str, str] | None] = {}
     for k in kernels:
-        names[k.cause] = (k.key, k.name) if k.cause not in names else None  # a shared cause: ambiguous
+        names[k["cause"]] = (k["key"], k["name"]) if k["cause"] not in names else None  # a shared cause: ambiguous
     measured = kernel_split.build_seconds(kernels, list(waits), {})
     return {kn: s for cause, s in measured.items() if (kn := names.get(cause)) is not None}
 

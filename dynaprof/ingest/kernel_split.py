@@ -35,6 +35,7 @@ from dynaprof.fmt import stored_s
 from dynaprof.ingest import kernel_waits
 from dynaprof.ingest.kernel_match import KernelUsers, PlainKernels, ReplayKernels, match, user_keys
 from dynaprof.ingest.kernel_waits import KernelWait, add_unknown, split_stack, unknown_id
+from dynaprof.model.journal import Kernel  # ids already the session's function-table ids (-1: none)
 from dynaprof.model.session import CompiledFrame, Counterfactual, FunctionRef, Replay, Stack
 from dynaprof.model.toolchain import toolchain_ids
 
@@ -42,25 +43,15 @@ from dynaprof.model.toolchain import toolchain_ids
 _MAX_FIT = 200
 
 
-@dataclass(frozen=True)
-class Kernel:
-    """One ``kernel`` record, its ids already the session's function-table ids (-1: none)."""
+def is_mixed(k: Kernel) -> bool:
+    """Whether ``k`` fuses a parametrization's nodes into other code's."""
+    return k["param"] >= 0 and k["rest"] >= 0
 
-    key: str
-    cause: int
-    name: str
-    nodes: int
-    param_nodes: int
-    param: int
-    rest: int
-    users: tuple[int, ...] = ()  # its nodes' distinct user causes (journal schema 8)
 
-    @property
-    def mixed(self) -> bool:
-        return self.param >= 0 and self.rest >= 0
-
-    def matched_by(self, functions: list[FunctionRef]) -> KernelUsers:
-        return KernelUsers(self.key, self.cause, self.param_nodes, self.mixed, user_keys(self.users, functions))
+def matched_by(k: Kernel, functions: list[FunctionRef]) -> KernelUsers:
+    """What a run without the parametrizations is matched against: ``k``'s user causes."""
+    users = user_keys(tuple(k.get("users", ())), functions)
+    return KernelUsers(k["key"], k["cause"], k["param_nodes"], is_mixed(k), users)
 
 
 @dataclass
@@ -78,7 +69,7 @@ class Extra:
 def _matched(kernels: list[Kernel], functions: list[FunctionRef], plain: PlainKernels,
              built: dict[int, float]) -> tuple[set[int], Extra]:
     """The kernels without a counterpart in ``plain`` and what they and the spared ones cost."""
-    ids, spared = match([k.matched_by(functions) for k in kernels], plain)
+    ids, spared = match([matched_by(k, functions) for k in kernels], plain)
     costs = [s for s in built.values() if s > 0]
     mean = statistics.fmean(costs) if costs else 0.0
     extra = Extra(len(ids), stored_s(sum(built.get(c, 0.0) for c in ids)), spared, stored_s(spared * mean))
@@ -99,7 +90,7 @@ class BaseCost:
 def in_process_seconds(stacks: list[Stack], kernels: list[Kernel], functions: list[FunctionRef]) -> dict[int, float]:
     """Sampled seconds of each kernel's builder call (its cause id -> seconds), toolchain setup
     left out. Read before the waits are split, so a wait's share is not counted twice."""
-    ids = {k.cause for k in kernels}
+    ids = {k["cause"] for k in kernels}
     toolchain = toolchain_ids(functions)
     out: dict[int, float] = {}
     for st in stacks:
@@ -110,7 +101,7 @@ def in_process_seconds(stacks: list[Stack], kernels: list[Kernel], functions: li
 
 def build_seconds(kernels: list[Kernel], waits: list[KernelWait], in_process: dict[int, float]) -> dict[int, float]:
     """Each kernel's build seconds: its workers' measures plus its in-process samples."""
-    ids = {k.cause for k in kernels}
+    ids = {k["cause"] for k in kernels}
     out = {cid: s for cid, s in in_process.items() if cid in ids}
     for w in waits:
         for cid, s in w.shares:
@@ -136,22 +127,22 @@ def fit_base(points: list[tuple[int, float]]) -> BaseCost | None:
 
 def param_fraction(k: Kernel, base: BaseCost | None) -> float:
     """The parametrization's fraction of one kernel's build."""
-    if k.param < 0:
+    if k["param"] < 0:
         return 0.0
-    if k.rest < 0:
+    if k["rest"] < 0:
         return 1.0
-    if k.nodes <= 0:
+    if k["nodes"] <= 0:
         return 0.0
     if base is None:
-        return k.param_nodes / k.nodes
-    whole = base.at(k.nodes)
-    return min(1.0, base.s * k.param_nodes / whole) if whole > 0 else k.param_nodes / k.nodes
+        return k["param_nodes"] / k["nodes"]
+    whole = base.at(k["nodes"])
+    return min(1.0, base.s * k["param_nodes"] / whole) if whole > 0 else k["param_nodes"] / k["nodes"]
 
 
 def fractions(kernels: list[Kernel], built: dict[int, float]) -> dict[int, float]:
     """Kernel cause id -> the parametrization's fraction of its build."""
-    base = fit_base([(k.nodes, built.get(k.cause, 0.0)) for k in kernels if k.nodes > 0])
-    return {k.cause: param_fraction(k, base) for k in kernels}
+    base = fit_base([(k["nodes"], built.get(k["cause"], 0.0)) for k in kernels if k["nodes"] > 0])
+    return {k["cause"]: param_fraction(k, base) for k in kernels}
 
 
 def give_kernels(stacks: list[Stack], kernels: list[Kernel], waits: list[KernelWait], functions: list[FunctionRef],
@@ -185,7 +176,7 @@ def split_kernels(stacks: list[Stack], kernels: list[Kernel], waits: list[Kernel
     samples on ``unknown``; adds ``UNKNOWN_CAUSE`` to ``functions`` then."""
     if not kernels:
         return stacks
-    by_id = {k.cause: k for k in kernels}
+    by_id = {k["cause"]: k for k in kernels}
     built = build_seconds(kernels, waits, in_process)
     frac = fractions(kernels, built)
     if plain is not None:
@@ -196,10 +187,10 @@ def split_kernels(stacks: list[Stack], kernels: list[Kernel], waits: list[Kernel
             extra.kernels, extra.seconds, extra.spared, extra.spared_s = (
                 found.kernels, found.seconds, found.spared, found.spared_s)
     for k in kernels:
-        frame = frames.get(k.key)
-        if k.mixed and frame is not None:
+        frame = frames.get(k["key"])
+        if is_mixed(k) and frame is not None:
             frame.fused_kernels += 1
-            frame.fused_kernel_s = stored_s(frame.fused_kernel_s + built.get(k.cause, 0.0))
+            frame.fused_kernel_s = stored_s(frame.fused_kernel_s + built.get(k["cause"], 0.0))
     unknown = unknown_id(functions)
     out: list[Stack] = []
     for st in stacks:
@@ -207,11 +198,11 @@ def split_kernels(stacks: list[Stack], kernels: list[Kernel], waits: list[Kernel
         if own is None:
             out.append(st)
             continue
-        if own.param < 0 and own.rest < 0:
+        if own["param"] < 0 and own["rest"] < 0:
             out.append(replace(st, cause=unknown))
             continue
-        f = frac[own.cause]
-        parts = [(cid, x) for cid, x in ((own.param, f), (own.rest, 1.0 - f)) if cid >= 0 and x > 0]
+        f = frac[own["cause"]]
+        parts = [(cid, x) for cid, x in ((own["param"], f), (own["rest"], 1.0 - f)) if cid >= 0 and x > 0]
         out += split_stack(st, parts)
     add_unknown(functions, out, unknown)
     return out

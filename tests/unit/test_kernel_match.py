@@ -8,10 +8,11 @@ import pytest
 from dynaprof.capture import node_causes
 from dynaprof.capture.hooks.unparametrize import fold_parametrizations, reached_modules
 from dynaprof.ingest.kernel_match import KernelUsers, PlainKernels, match, plain_kernels
-from dynaprof.ingest.kernel_split import Extra, Kernel, split_kernels
+from dynaprof.ingest.kernel_split import Extra, split_kernels
 from dynaprof.ingest.kernel_waits import KernelWait
 from dynaprof.model.journal import KERNEL_CAUSE
 from dynaprof.model.session import CompiledFrame, FunctionRef, Stack
+from tests.factories import kernel
 
 L1 = ("forward (m.py:9)", "/m.py", 9)
 L2 = ("forward (m.py:12)", "/m.py", 12)
@@ -61,7 +62,7 @@ def test_an_extra_kernel_is_sampled_under_the_parametrization_whole() -> None:
         FunctionRef("k1", "0/0", 0, KERNEL_CAUSE),
         FunctionRef("k2", "0/0", 1, KERNEL_CAUSE),
     ]  # fmt: skip
-    kernels = [Kernel("0/0", 2, "k1", 4, 1, 0, 1, (1,)), Kernel("0/0", 3, "k2", 4, 3, 0, 1, (1,))]
+    kernels = [kernel("0/0", 2, "k1", 4, 1, 0, 1, (1,)), kernel("0/0", 3, "k2", 4, 3, 0, 1, (1,))]
     stacks = [Stack("0/0", 0, 1, [], [], 10, 1.0, [], 2), Stack("0/0", 0, 1, [], [], 10, 1.0, [], 3)]
     waits: list[KernelWait] = []
     frames = {"0/0": CompiledFrame("0/0", "0/0", "0/0", 0, "f", "/m.py", 1, 1, "MainThread", 0.0, 2.0)}

@@ -12,7 +12,6 @@ import pytest
 from dynaprof.capture import node_causes
 from dynaprof.ingest.kernel_split import (
     BaseCost,
-    Kernel,
     fit_base,
     in_process_seconds,
     param_fraction,
@@ -21,6 +20,7 @@ from dynaprof.ingest.kernel_split import (
 from dynaprof.ingest.kernel_waits import UNKNOWN_CAUSE, KernelWait
 from dynaprof.model.journal import KERNEL_CAUSE
 from dynaprof.model.session import CompiledFrame, FunctionRef, Stack
+from tests.factories import kernel
 
 PARAM = ("Conv1d.weight via _WeightNorm", "/m.py", 3, node_causes.CAUSE_PARAMETRIZATION)
 USER = ("forward (m.py:9)", "/m.py", 9, node_causes.CAUSE_USER)
@@ -58,12 +58,12 @@ def test_the_cost_line_is_robust_and_never_negative() -> None:
 
 
 def test_the_parametrization_gets_its_nodes_share_of_the_size_dependent_cost() -> None:
-    fused = Kernel("0/0", 7, "k", 8, 5, 1, 2)
+    fused = kernel("0/0", 7, "k", 8, 5, 1, 2)
     assert param_fraction(fused, BaseCost(0.8, 0.1)) == pytest.approx(0.5 / 1.6)
     assert param_fraction(fused, BaseCost(1.0, 0.0)) == 0.0  # all fixed cost: the kernel exists anyway
     assert param_fraction(fused, None) == pytest.approx(5 / 8)  # nothing to fit: by node count
-    assert param_fraction(Kernel("0/0", 7, "k", 5, 5, 1, -1), BaseCost(1.0, 0.0)) == 1.0
-    assert param_fraction(Kernel("0/0", 7, "k", 3, 0, -1, 2), BaseCost(1.0, 0.5)) == 0.0
+    assert param_fraction(kernel("0/0", 7, "k", 5, 5, 1, -1), BaseCost(1.0, 0.0)) == 1.0
+    assert param_fraction(kernel("0/0", 7, "k", 3, 0, -1, 2), BaseCost(1.0, 0.5)) == 0.0
 
 
 def _functions() -> list[FunctionRef]:
@@ -86,8 +86,8 @@ def _frame() -> CompiledFrame:
 
 def test_each_kernel_s_samples_go_to_its_owner_or_are_split() -> None:
     fns = _functions()
-    kernels = [Kernel("0/0", 4, "k_fused", 8, 5, 1, 2), Kernel("0/0", 5, "k_user", 3, 0, -1, 2),
-               Kernel("0/0", 6, "k_param", 5, 5, 3, -1), Kernel("0/0", 8, "k_none", 0, 0, -1, -1)]
+    kernels = [kernel("0/0", 4, "k_fused", 8, 5, 1, 2), kernel("0/0", 5, "k_user", 3, 0, -1, 2),
+               kernel("0/0", 6, "k_param", 5, 5, 3, -1), kernel("0/0", 8, "k_none", 0, 0, -1, -1)]
     # builds: 0.8 s fixed and 0.1 s a node (k_user 1.1 s in process, the others by a worker)
     stacks = [Stack("0/0", 0, 1, [0], [], 110, 1.1, [], 5),
               Stack("0/0", 0, 1, [0, 7], [], 500, 5.0, [], 5),  # toolchain setup: not the kernel's own

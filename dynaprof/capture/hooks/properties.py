@@ -25,6 +25,7 @@ from dynaprof.capture.hooks.traced_stack import hook_translator_push_pop
 from dynaprof.capture.recorder import CompileRecorder, PropStat, Window
 from dynaprof.capture.stacks import FunctionKey
 from dynaprof.capture.torch_private import _private
+from dynaprof.model.journal import Prop
 
 PARAMETRIZE_MODULE = "torch.nn.utils.parametrize"
 
@@ -45,7 +46,9 @@ def property_key(vt: Any, name: str, type_attr: Any) -> tuple[FunctionKey, PropS
     code = fget.__code__ if plain else None
     gfile = code.co_filename if code is not None else "?"
     gline = code.co_firstlineno if code is not None else 0
-    return (label, gfile, gline, "property"), PropStat(label, owner, name, gfile, gline, parametrized)
+    record = Prop(label=label, owner=owner, name=name, getter_file=gfile, getter_line=gline, parametrized=parametrized,
+                  count=0, instances=0, seconds=0.0)
+    return (label, gfile, gline, "property"), PropStat(record)
 
 
 def install_properties(recorder: CompileRecorder) -> None:
@@ -160,7 +163,8 @@ def count_property(
     """One resolution of a property in ``win``: its count, its instances, its time (outermost only)."""
     (label, gfile, _gline, _kind), fresh = got
     stat = win.props.setdefault((label, gfile), fresh)
-    stat.count += 1
+    record = stat.record
+    record["count"] += 1
     stat.instances.add(id(getattr(vt, "value", vt)))
     if outer:
-        stat.seconds += seconds
+        record["seconds"] += seconds
