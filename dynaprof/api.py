@@ -394,35 +394,27 @@ def sweep(fn: Callable[[float], object], sizes: Sequence[float], *, repeat: int 
     that raises is recorded with its error and the sweep goes on."""
     import torch  # the public reset: every call compiles from scratch, whatever the last one left
 
-    from dynaprof.model.sweep import (
-        SWEEP_SCHEMA_VERSION,
-        PointRun,
-        Sweep,
-        SweepParam,
-        SweepPoint,
-        check_params,
-        point_dir,
-    )
+    from dynaprof.model import sweep as sw
     from dynaprof.run_folder.sweep_folder import finish_sweep, measured
 
-    params = [SweepParam(name, [f"{s:g}" for s in sizes])]
-    check_params(params)
+    params = [sw.SweepParam(name, [f"{s:g}" for s in sizes])]
+    sw.check_params(params)
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ProfileError(f"repeat must be a whole number >= 1, got {repeat!r}")
     label = getattr(fn, "__qualname__", repr(fn))
     out = prepare_out_dir(Path(path) if path is not None else default_run_dir(_stem(label) + "-sweep"), force,
                           "force=True", ProfileError).resolve()
-    result = Sweep(SWEEP_SCHEMA_VERSION, params, label, [], ["dynaprof.sweep", label], repeat, False,
+    result = sw.Sweep(sw.SWEEP_SCHEMA_VERSION, params, label, [], ["dynaprof.sweep", label], repeat, False,
                    time.strftime("%Y-%m-%dT%H:%M:%S%z"), torch.__version__, _version(), project_at=project)
     for size, text in zip(sizes, params[0].values, strict=True):
-        point = SweepPoint({name: text}, float(size))
+        point = sw.SweepPoint({name: text}, float(size))
         result.points.append(point)
         for r in range(1, repeat + 1):
-            rel = f"{point_dir(point.values)}/{r}"
+            rel = f"{sw.point_dir(point.values)}/{r}"
             torch.compiler.reset()
             prof = Profile(out / rel, force=True, render=False, label=f"{label}({name}={text})")
             start = time.perf_counter()
-            run = PointRun(r, rel, 0)
+            run = sw.PointRun(r, rel, 0)
             try:
                 with prof:
                     fn(size)

@@ -83,6 +83,26 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def ctrl_c_once(args: list[str], cwd: Path, started: Path) -> str:
+    """Run ``python -m dynaprof ARGS``, press Ctrl-C once ``started`` exists (a later run's log: the
+    first one is done), and return its stderr; it must exit 130, as Python does on Ctrl-C."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT_DIR)}
+    proc = subprocess.Popen([sys.executable, "-m", "dynaprof", *args], cwd=cwd, env=env, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=default_sigint)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not started.exists():
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    return err
+
+
 @contextmanager
 def playwright() -> Iterator[Any]:
     """``sync_playwright()`` whose driver gets a short ``TMPDIR``: it makes Chromium's profile
@@ -97,16 +117,29 @@ def playwright() -> Iterator[Any]:
         os.environ["TMPDIR"] = d
         try:
             with sync_playwright() as p:
-                if old is None:  # the driver has started: the tests' own files go where they went
-                    os.environ.pop("TMPDIR", None)
-                else:
-                    os.environ["TMPDIR"] = old
+                restore_env("TMPDIR", old)  # the driver has started: the tests' own files go where they went
                 yield p
         finally:
-            if old is None:
-                os.environ.pop("TMPDIR", None)
-            else:
-                os.environ["TMPDIR"] = old
+            restore_env("TMPDIR", old)
+
+
+def sin_loop(steps: int) -> str:
+    """Script text: ``f``, compiled on eager, ``steps`` sin-and-adds that Dynamo traces one by one
+    (the length of its compile, without a model)."""
+    return f"""@torch.compile(backend="eager")
+def f(x):
+    for _ in range({steps}):
+        x = torch.sin(x) + x
+    return x
+"""
+
+
+def restore_env(name: str, old: str | None) -> None:
+    """Put environment variable ``name`` back as it was (``old``: None where it was unset)."""
+    if old is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = old
 
 
 # -- terminal text --------------------------------------------------------------------------------
@@ -331,6 +364,22 @@ JOURNAL: list[dict[str, Any]] = [
     {"t": "device", "device": "cpu"},
     {"t": "end", "exit_status": 0, "reason": "exited", "ts": 3.3},
 ]  # fmt: skip
+
+
+def journal_with_one_sample(functions: list[list[Any]], record: dict[str, Any]) -> tuple[Session, dict[str, float]]:
+    """``JOURNAL`` with ``functions`` (ids 10, 11, 12: the last the sample's cause), ``record`` and one
+    30 ms sample under cause 12, assembled: the session and the seconds each cause ends with, none of
+    them a kernel's or a wait's own (each is split to its owners)."""
+    from dynaprof.ingest.assemble import ParentFacts, assemble
+    from dynaprof.model.journal import KERNEL_CAUSE, KERNEL_WAIT_CAUSE
+
+    records = [*JOURNAL[:-1], {"t": "fn", "items": functions}, record,
+               {"t": "stacks", "items": [["0/0", 1, TID, [0], [], 30, 0.03, [], 12]]}, JOURNAL[-1]]
+    s = assemble(records, ParentFacts(["tiny.py"], 0))
+    assert s.samples is not None
+    assert all(s.functions[st.cause].kind not in (KERNEL_CAUSE, KERNEL_WAIT_CAUSE) for st in s.samples.stacks
+               if st.cause >= 0)
+    return s, {s.functions[st.cause].name: st.seconds for st in s.samples.stacks if st.cause >= 0}
 
 
 # -- journal records against their types -----------------------------------------------------------

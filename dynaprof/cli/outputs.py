@@ -16,31 +16,22 @@ from dynaprof.render.base import EXPORT_MODES, RUN_FOLDER_OPTIONS, RenderOptions
 #: the rendering options' defaults, which the command line's are
 _DEFAULTS = RUN_FOLDER_OPTIONS
 
+#: the rendering options that are a share of the total: flag (its RenderOptions field) and help
+_FRACTIONS = (
+    ("--min-width", "flamegraph: prune frames narrower than this share of the total"),
+    ("--node-threshold", "call graph: hide nodes below this share of total time"),
+    ("--edge-threshold", "call graph: hide edges below this share of total time"),
+)
+
+
 def add_render_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
     added: list[argparse.Action] = []  # argparse's Action objects: option strings, dest, default
     g = p.add_argument_group("rendering")
-    added.append(g.add_argument(
-        "--min-width",
-        type=float,
-        default=_DEFAULTS.min_width,
-        metavar="FRACTION",
-        help=f"flamegraph: prune frames narrower than this share of the total (default {_DEFAULTS.min_width:g})",
-    ))
+    for flag, what in _FRACTIONS:
+        default = getattr(_DEFAULTS, flag[2:].replace("-", "_"))
+        added.append(g.add_argument(flag, type=float, default=default, metavar="FRACTION",
+                                    help=f"{what} (default {default:g})"))
     added.append(g.add_argument("--icicle", action="store_true", help="flamegraph: draw the root at the top"))
-    added.append(g.add_argument(
-        "--node-threshold",
-        type=float,
-        default=_DEFAULTS.node_threshold,
-        metavar="FRACTION",
-        help=f"call graph: hide nodes below this share of total time (default {_DEFAULTS.node_threshold:g})",
-    ))
-    added.append(g.add_argument(
-        "--edge-threshold",
-        type=float,
-        default=_DEFAULTS.edge_threshold,
-        metavar="FRACTION",
-        help=f"call graph: hide edges below this share of total time (default {_DEFAULTS.edge_threshold:g})",
-    ))
     added.append(g.add_argument("--collapse-torch", action="store_true", help="call graph: one node per torch module"))
     added.append(g.add_argument(
         "--graph-nodes",

@@ -277,9 +277,15 @@ def report_multi_rank(job_dir: Path, options: RenderOptions, output: Path | None
             info(rank_line(f"rank {rank}", session, dest))
             for note in notes:
                 info(f"  rank {rank} note: {note}")
-    summary = write_merged(out_dir, options, sessions=sessions)
+    return _merged(out_dir, options, sessions, None, quiet, f"{job_dir}: no rank session could be read")
+
+
+def _merged(out_dir: Path, options: RenderOptions, sessions: dict[int, Session], world_size: int | None,
+            quiet: bool, none_read: str) -> int:
+    """The merged view of a report over ranks, said unless ``quiet``; ``none_read``: the error."""
+    summary = write_merged(out_dir, options, world_size=world_size, sessions=sessions)
     if summary is None:
-        raise DynaprofError(f"{job_dir}: no rank session could be read")
+        raise DynaprofError(none_read)
     from dynaprof.render.ranks import ranks_text
 
     if not quiet:
@@ -324,15 +330,7 @@ def report_trace_ranks(log_dir: Path, options: RenderOptions, output: Path | Non
                 info(f"  rank {rank} note: {note}")
             for w in session.capture.warnings:
                 info(f"  rank {rank} warning: {fmt.terminal_safe(fmt.one_line(w, 300))}")
-    summary = write_merged(out_dir, options, world_size=max(sessions) + 1, sessions=sessions)
-    if summary is None:
-        raise DynaprofError(f"{log_dir}: no rank log could be imported")
-    from dynaprof.render.ranks import ranks_text
-
-    if not quiet:
-        sys.stderr.write("\n" + ranks_text(summary, options.max_rows))
-        _print_merged_written(out_dir)
-    return 0
+    return _merged(out_dir, options, sessions, max(sessions) + 1, quiet, f"{log_dir}: no rank log could be imported")
 
 
 # ---------------------------------------------------------------------------------------------

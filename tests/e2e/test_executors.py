@@ -29,6 +29,7 @@ import pytest
 from dynaprof.executors import EngineOptions, make_engine, run_all
 from dynaprof.executors.run_task import LOG_SUFFIX, RunTask, TaskResult
 from tests.e2e import slurm_cluster
+from tests.helpers import restore_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -250,10 +251,7 @@ def slurm() -> Iterator[slurm_cluster.SlurmCluster]:
         try:
             yield cluster
         finally:
-            if old is None:
-                os.environ.pop("SLURM_CONF", None)
-            else:
-                os.environ["SLURM_CONF"] = old
+            restore_env("SLURM_CONF", old)
 
 
 def slurm_engine(tmp_path: Path, workers: int = 2) -> Any:

@@ -35,8 +35,8 @@ from tests.helpers import JOURNAL, ROOT_DIR, torch_release, typeddict_problems
 ROOT = ROOT_DIR
 LOGS = ROOT / "tests" / "data" / "torch_trace"
 
-#: graph break, recompile, reset, parametrized property, a lazy backward compile
-SCRIPT = '''
+#: a Linear whose weight is parametrized
+PARAMETRIZED_LIN = '''
 import torch
 import torch.nn.utils.parametrize as P
 
@@ -48,7 +48,9 @@ class Sym(torch.nn.Module):
 
 lin = torch.nn.Linear(4, 4)
 P.register_parametrization(lin, "weight", Sym())
-
+'''
+#: graph break, recompile, reset, parametrized property, a lazy backward compile
+SCRIPT = PARAMETRIZED_LIN + '''
 
 def f(x):
     y = lin(x)
@@ -82,19 +84,7 @@ def f(x):
 f(torch.randn(8))
 '''
 #: ``dynaprof run --counterfactual``'s second run (folded records)
-FOLD_SCRIPT = '''
-import torch
-import torch.nn.utils.parametrize as P
-
-
-class Sym(torch.nn.Module):
-    def forward(self, w):
-        return w + w.T
-
-
-lin = torch.nn.Linear(4, 4)
-P.register_parametrization(lin, "weight", Sym())
-torch.compile(lin, backend="eager")(torch.randn(2, 4))
+FOLD_SCRIPT = PARAMETRIZED_LIN + '''torch.compile(lin, backend="eager")(torch.randn(2, 4))
 '''
 #: record types the capture above must write (unfinished: only when a compile outlives the run;
 #: warn: only when something is worth one)

@@ -13,16 +13,12 @@ from pathlib import Path
 
 from dynaprof.capture.progress import ERASE, Progress
 from tests.conftest import ROOT
+from tests.helpers import sin_loop
 
 SCRIPT = """\
 import sys, torch
 print("OUT-BEFORE")
-@torch.compile(backend="eager")
-def f(x):
-    for _ in range(400):
-        x = torch.sin(x) + x
-    return x
-f(torch.randn(4))
+""" + sin_loop(400) + """f(torch.randn(4))
 print("ERR-AFTER", file=sys.stderr)
 print("OUT-AFTER")
 """

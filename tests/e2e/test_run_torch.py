@@ -13,7 +13,7 @@ from dynaprof.capture.own_code import own_file
 from dynaprof.model import load_session
 from dynaprof.model.session import CompiledFrame, Session
 from tests.conftest import SAMPLES, CliResult, profile, run_dynaprof
-from tests.helpers import requires_torch, torch_release, torch_version_text, unwrap
+from tests.helpers import requires_torch, sin_loop, torch_release, torch_version_text, unwrap
 
 pytestmark = [pytest.mark.torch, pytest.mark.versions]
 
@@ -243,13 +243,7 @@ import torch
 hits = []
 signal.signal(signal.SIGALRM, lambda *_: hits.append(1))  # the script's own timer, as some programs have
 signal.setitimer(signal.ITIMER_REAL, 0.01, 0.01)
-
-@torch.compile(backend="eager")
-def f(x):
-    for _ in range(40):
-        x = torch.sin(x) + x
-    return x
-
+""" + sin_loop(40) + """
 f(torch.ones(4))
 signal.setitimer(signal.ITIMER_REAL, 0)
 print("alarms", len(hits))

@@ -6,18 +6,14 @@ The Slurm and Ray engines are started for real in tests/e2e/test_executors.py.""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from dynaprof.model.suite import load_suite, save_suite
 from tests.conftest import ROOT, run_dynaprof
-from tests.helpers import default_sigint
+from tests.helpers import ctrl_c_once
 
 TINY = """import os
 import torch
@@ -110,15 +106,7 @@ def test_ctrl_c_keeps_the_runs_that_finished(tmp_path: Path) -> None:
     for name in ("a", "b", "c", "d"):
         (tmp_path / f"{name}.py").write_text("import time\ntime.sleep(1.0)\n")
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "dynaprof", "suite", str(tmp_path), "-o", str(out)],
-                            cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (out / "b" / "1.log").exists():
-        time.sleep(0.1)  # the first run is done once the second one starts
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
+    err = ctrl_c_once(["suite", str(tmp_path), "-o", str(out)], tmp_path, out / "b" / "1.log")
     suite = load_suite(out)
     assert suite.interrupted and any(r.entry == "a" and r.ok for r in suite.runs), suite.runs
     assert not any(r.entry in ("c", "d") for r in suite.runs)

@@ -4,11 +4,6 @@ known shape (N sequential ops: 1; a prefix retraced at each of N steps: about 2;
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,8 +11,8 @@ import pytest
 from dynaprof.analysis.growth import growth
 from dynaprof.model.store import load_session
 from dynaprof.model.sweep import load_sweep
-from tests.conftest import ROOT, SAMPLES, run_dynaprof
-from tests.helpers import default_sigint
+from tests.conftest import SAMPLES, run_dynaprof
+from tests.helpers import ctrl_c_once
 
 GROWTH = str(SAMPLES / "compile_growth.py")
 
@@ -44,16 +39,8 @@ def test_ctrl_c_keeps_the_points_that_finished(tmp_path: Path) -> None:
     script = tmp_path / "slow.py"
     script.write_text("import time\ntime.sleep(1.0)\n")
     out = tmp_path / "sweep"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "dynaprof", "sweep", "--param", "N=1,2,3,4,5", "--repeat", "1",
-                             "-o", str(out), str(script)], cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=default_sigint)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (out / "N-2" / "1.log").exists():
-        time.sleep(0.1)  # the first point is done once the second one starts
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
+    err = ctrl_c_once(["sweep", "--param", "N=1,2,3,4,5", "--repeat", "1", "-o", str(out), str(script)], tmp_path,
+                      out / "N-2" / "1.log")
     sweep = load_sweep(out)
     assert sweep.interrupted and 1 <= len(sweep.points) < 5
     assert sweep.points[0].runs[0].ok and (out / "summary.md").exists() and (out / "report.html").exists()

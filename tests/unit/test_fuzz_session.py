@@ -120,20 +120,30 @@ def mutated(draw: st.DrawFn, base: dict[str, Any] | None = None) -> Any:
     return data
 
 
-def _mutate(draw: st.DrawFn, root: Any) -> Any:
-    # walk down a random path, then change the value found there
+def _random_path(draw: st.DrawFn, root: Any, go_on: int) -> tuple[list[Any], Any]:
+    """A random path down ``root`` (each step taken unless a draw of 0..go_on is 0), and the value there."""
     path: list[Any] = []
     node = root
-    while isinstance(node, (dict, list)) and node and draw(st.integers(0, 4)) > 0:
+    while isinstance(node, (dict, list)) and node and draw(st.integers(0, go_on)) > 0:
         key = draw(st.sampled_from(sorted(node) if isinstance(node, dict) else list(range(len(node)))))
         path.append(key)
         node = node[key]
+    return path, node
+
+
+def _parent(root: Any, path: list[Any]) -> Any:
+    for key in path[:-1]:
+        root = root[key]
+    return root
+
+
+def _mutate(draw: st.DrawFn, root: Any) -> Any:
+    # walk down a random path, then change the value found there
+    path, node = _random_path(draw, root, 4)
     new = _new_value(draw, node)
     if not path:
         return None if new is _DELETE else new
-    parent = root
-    for key in path[:-1]:
-        parent = parent[key]
+    parent = _parent(root, path)
     last = path[-1]
     if new is _DELETE:
         del parent[last]
@@ -174,18 +184,9 @@ def retyped(draw: st.DrawFn, base: dict[str, Any] | None = None, finite: bool = 
     mostly still loads): any int, any float, any text, lists shortened, repeated or reordered."""
     data: Any = json.loads(json.dumps(SEED if base is None else base))
     for _ in range(draw(st.integers(1, 6))):
-        path: list[Any] = []
-        node = data
-        while isinstance(node, (dict, list)) and node and draw(st.integers(0, 5)) > 0:
-            key = draw(st.sampled_from(sorted(node) if isinstance(node, dict) else list(range(len(node)))))
-            path.append(key)
-            node = node[key]
-        if not path:
-            continue
-        parent = data
-        for key in path[:-1]:
-            parent = parent[key]
-        parent[path[-1]] = draw(_same_type(node, finite))
+        path, node = _random_path(draw, data, 5)
+        if path:
+            _parent(data, path)[path[-1]] = draw(_same_type(node, finite))
     return data
 
 

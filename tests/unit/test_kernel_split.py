@@ -112,22 +112,16 @@ def test_each_kernel_s_samples_go_to_its_owner_or_are_split() -> None:
 
 def test_the_assembler_splits_a_journal_s_kernels() -> None:
     """``kernel`` records, as capture writes them, split their kernels' samples in the session."""
-    from dynaprof.ingest.assemble import ParentFacts, assemble
     from dynaprof.model.journal import RECORD_TYPES
-    from tests.helpers import JOURNAL, TID
+    from tests.helpers import journal_with_one_sample
 
-    kernel = {"t": "kernel", "key": "0/0", "cause": 12, "name": "cpp_fused_0", "nodes": 8, "param_nodes": 5,
+    record = {"t": "kernel", "key": "0/0", "cause": 12, "name": "cpp_fused_0", "nodes": 8, "param_nodes": 5,
               "param": 10, "rest": 11}
-    assert set(kernel) == RECORD_TYPES["kernel"].__required_keys__
-    records = [*JOURNAL[:-1],
-               {"t": "fn", "items": [[10, "Linear.weight via P, fused with f (tiny.py:2)", "/w/tiny.py", 3,
-                                      "cause:parametrization"],
-                                     [11, "f (tiny.py:2)", "/w/tiny.py", 2, "cause:user"],
-                                     [12, "cpp_fused_0", "0/0", 0, KERNEL_CAUSE]]},
-               kernel, {"t": "stacks", "items": [["0/0", 1, TID, [0], [], 30, 0.03, [], 12]]}, JOURNAL[-1]]
-    s = assemble(records, ParentFacts(["tiny.py"], 0))
-    assert s.samples is not None
-    causes = {s.functions[st.cause].name: st.seconds for st in s.samples.stacks if st.cause >= 0}
+    assert set(record) == RECORD_TYPES["kernel"].__required_keys__
+    s, causes = journal_with_one_sample([[10, "Linear.weight via P, fused with f (tiny.py:2)", "/w/tiny.py", 3,
+                                          "cause:parametrization"],
+                                         [11, "f (tiny.py:2)", "/w/tiny.py", 2, "cause:user"],
+                                         [12, "cpp_fused_0", "0/0", 0, KERNEL_CAUSE]], record)
     # one kernel: nothing to fit a cost line on, so the split is by node count
     assert causes == {"Linear.weight via P, fused with f (tiny.py:2)": pytest.approx(0.03 * 5 / 8),
                       "f (tiny.py:2)": pytest.approx(0.03 * 3 / 8)}

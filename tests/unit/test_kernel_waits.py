@@ -73,23 +73,16 @@ def test_a_wait_without_its_record_is_left_alone() -> None:
 
 def test_the_assembler_splits_a_journal_s_wait() -> None:
     """A ``kernel_wait`` record, as capture writes it, splits its wait's samples in the session."""
-    from dynaprof.ingest.assemble import ParentFacts, assemble
     from dynaprof.model.journal import RECORD_TYPES
-    from tests.helpers import JOURNAL, TID
+    from tests.helpers import journal_with_one_sample
 
     wait = {"t": "kernel_wait", "key": "0/0", "cause": 12, "seconds": 0.03, "unmeasured": 0,
             "shares": [[10, 2.0], [11, 1.0]]}
     assert set(wait) == RECORD_TYPES["kernel_wait"].__required_keys__
-    records = [*JOURNAL[:-1],
-               {"t": "fn", "items": [[10, "Linear.weight via P", "/w/tiny.py", 3, "cause:parametrization"],
-                                     [11, "f (tiny.py:2)", "/w/tiny.py", 2, "cause:user"],
-                                     [12, "kernel wait 1", "", 0, KERNEL_WAIT_CAUSE]]},
-               wait, {"t": "stacks", "items": [["0/0", 1, TID, [0], [], 30, 0.03, [], 12]]}, JOURNAL[-1]]
-    s = assemble(records, ParentFacts(["tiny.py"], 0))
-    assert s.samples is not None
-    causes = {s.functions[st.cause].name: st.seconds for st in s.samples.stacks if st.cause >= 0}
+    _, causes = journal_with_one_sample([[10, "Linear.weight via P", "/w/tiny.py", 3, "cause:parametrization"],
+                                         [11, "f (tiny.py:2)", "/w/tiny.py", 2, "cause:user"],
+                                         [12, "kernel wait 1", "", 0, KERNEL_WAIT_CAUSE]], wait)
     assert causes == {"Linear.weight via P": pytest.approx(0.02), "f (tiny.py:2)": pytest.approx(0.01)}
-    assert all(s.functions[st.cause].kind != KERNEL_WAIT_CAUSE for st in s.samples.stacks if st.cause >= 0)
 
 
 def _caller(line: str, tmp_path: object) -> types.SimpleNamespace:

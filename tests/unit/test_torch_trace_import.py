@@ -180,16 +180,21 @@ def test_unknown_event_types_are_counted(tmp_path: Path) -> None:
     assert s.frames[0].guard_count == 10
 
 
-def test_log_without_chromium_events_or_metrics(tmp_path: Path) -> None:
-    """What torch 2.3 writes: no chromium events, no compilation_metrics, no torch_version."""
+def _without(tmp_path: Path, *kinds: bytes) -> Session:
+    """``graph_break_recompile.log.gz`` without the entries of ``kinds`` (and their payloads), imported."""
     out, skip = [], False
     for line in _lines("graph_break_recompile.log.gz"):
         if not line.startswith(b"\t"):
-            skip = any(k in line for k in (b'{"chromium_event"', b'{"compilation_metrics"', b'"torch_version"'))
+            skip = any(k in line for k in kinds)
         if not skip:
             out.append(line)
     (tmp_path / "old.log").write_bytes(b"".join(out))
-    s = import_torch_trace(tmp_path / "old.log")
+    return import_torch_trace(tmp_path / "old.log")
+
+
+def test_log_without_chromium_events_or_metrics(tmp_path: Path) -> None:
+    """What torch 2.3 writes: no chromium events, no compilation_metrics, no torch_version."""
+    s = _without(tmp_path, b'{"chromium_event"', b'{"compilation_metrics"', b'"torch_version"')
     assert [f.key for f in s.frames] == ["0/0", "1/0", "0/1", "1/1"]
     assert [f.restarts for f in s.frames] == [1, 0, 1, 0]  # from the records' attempt field
     f = s.frames[0]
@@ -202,14 +207,7 @@ def test_log_without_chromium_events_or_metrics(tmp_path: Path) -> None:
 def test_log_like_torch_24s_says_its_graph_breaks_are_unknown(tmp_path: Path) -> None:
     """Torch 2.4 writes compilation metrics but no chromium event or artifact: the graph breaks
     such a log cannot show read as unknown (None, ``?`` in the totals), never as 0."""
-    out, skip = [], False
-    for line in _lines("graph_break_recompile.log.gz"):
-        if not line.startswith(b"\t"):
-            skip = any(k in line for k in (b'{"chromium_event"', b'{"artifact"', b'"torch_version"'))
-        if not skip:
-            out.append(line)
-    (tmp_path / "old.log").write_bytes(b"".join(out))
-    s = import_torch_trace(tmp_path / "old.log")
+    s = _without(tmp_path, b'{"chromium_event"', b'{"artifact"', b'"torch_version"')
     assert OLD_LOG_UNKNOWN in s.capture.warnings and [f.restarts for f in s.frames] == [1, 0, 1, 0]
     assert [f.graph_breaks for f in s.frames] == [None] * 4 and s.graph_breaks is None
     assert run_metrics(s)["graph_breaks"] is None and "graph_breaks" not in run_counts(s)
