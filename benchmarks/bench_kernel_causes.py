@@ -37,7 +37,13 @@ sys.path.insert(0, str(ROOT))
 
 from dynaprof.analysis.findings import hottest  # noqa: E402
 from dynaprof.model import load_session  # noqa: E402
-from dynaprof.model.session import CAUSE_COLLECTOR, CAUSE_WHOLE_GRAPH, Session  # noqa: E402
+from dynaprof.model.session import (  # noqa: E402
+    CAUSE_COLLECTOR,
+    CAUSE_PARAMETRIZATION,
+    CAUSE_WHOLE_GRAPH,
+    UNNAMED_CAUSES,
+    Session,
+)
 
 B = ROOT / "benchmarks"
 #: model -> (package it needs or None, parametrized command, plain command)
@@ -147,8 +153,22 @@ def phase_rows(label: str, p: Session, q: Session) -> list[str]:
     return out
 
 
+def cause_rows(label: str, p: Session, q: Session) -> list[str]:
+    """Where a pair's difference is, by kind of cause: the parametrization, each unnamed cause, and
+    the user's code (every other cause) in the parametrized and the plain run (``--phases``)."""
+    def kinds(s: Session) -> dict[str, float]:
+        causes = s.axes.causes if s.axes else {}
+        out = {k: causes.get(k, 0.0) for k in (CAUSE_PARAMETRIZATION, *UNNAMED_CAUSES)}
+        out["user code"] = sum(v for k, v in causes.items() if k not in out)
+        return out
+
+    a, b = kinds(p), kinds(q)
+    return [f"| {label} | {k} | {a[k]:.2f} s | {b[k]:.2f} s | {a[k] - b[k]:+.2f} s |" for k in a
+            if max(a[k], b[k]) >= 0.05]
+
+
 def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, counterfactual: bool = False,
-             phases: list[str] | None = None) -> list[str]:
+             phases: list[str] | None = None, causes: list[str] | None = None) -> list[str]:
     rows = ["| model | threads | round | parametrized | plain | difference | causes.parametrization | ratio "
             "| toolchain setup (param / plain) | ratio, toolchain excluded | collector (param / plain) "
             "| unmeasured waits | replay: kernels only with it, spared; its time |"
@@ -207,6 +227,8 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, coun
                 verdicts[f"{model}, {th} threads"] = hottest(p)
                 if phases is not None:
                     phases += phase_rows(f"{model}, {th}, round {r + 1}", p, q)
+                if causes is not None:
+                    causes += cause_rows(f"{model}, {th}, round {r + 1}", p, q)
                 print(rows[-1], file=sys.stderr, flush=True)
             if ratios:
                 rows.append(f"| {model} | {th} | median | | | | | **{_median(ratios)}** | "
@@ -245,7 +267,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--device", default="cpu", help="the seed sample's device (cpu, cuda)")
     ap.add_argument("--no-plain-models", action="store_true", help="skip the whole-graph check (resnet18)")
-    ap.add_argument("--phases", action="store_true", help="also a table of each pair's phases")
+    ap.add_argument("--phases", action="store_true", help="also tables of each pair's phases and kinds of cause")
     ap.add_argument("--counterfactual", action="store_true",
                     help="profile the parametrized runs with dynaprof run --counterfactual")
     args = ap.parse_args()
@@ -255,10 +277,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="dynaprof-kernel-causes-") as d:
         tmp = Path(d)
         phases: list[str] | None = [] if args.phases else None
-        out = accuracy(args.models.split(","), threads, args.rounds, tmp, args.counterfactual, phases)
+        causes: list[str] | None = [] if args.phases else None
+        out = accuracy(args.models.split(","), threads, args.rounds, tmp, args.counterfactual, phases, causes)
         if phases:
             out += ["", "| pair | phase | parametrized | plain | difference | parametrization |",
                     "|---|---|---|---|---|---|", *phases]
+        if causes:
+            out += ["", "| pair | kind of cause | parametrized | plain | difference |", "|---|---|---|---|---|",
+                    *causes]
         if not args.no_plain_models:
             out += ["", *whole_graph(threads, tmp)]
     print("\n".join(out))

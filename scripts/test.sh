@@ -13,9 +13,9 @@ if [ "${1:-}" = "--torch" ]; then
   shift 2
   # mypy's cache is per torch: the stubs it read differ between versions
   "$venv/bin/mypy" --cache-dir "$venv/.mypy_cache"
-  exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+  exec "$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=15 "$@"
 fi
 bash scripts/setup.sh --test
 .venv/bin/ruff check dynaprof tests benchmarks samples
 .venv/bin/mypy
-exec .venv/bin/python -m pytest -q "$@"
+exec .venv/bin/python -m pytest -q --durations=15 "$@"
