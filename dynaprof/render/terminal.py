@@ -54,9 +54,13 @@ def summary_text(session: Session, max_rows: int = TABLE_ROWS, width: int | None
     which leaves how the run was made and its repro line to summary.txt and summary.md (and says
     where), so the verdict stays on the screen."""
     width = WIDTH if width is None else max(40, width)
-    lines = _summary_lines(session, max_rows, width, screen)
-    lines += [] if screen else _made_lines(session, width)
-    return "\n".join(_wrap(lines, width)) + "\n"
+    if not screen:
+        return "\n".join(_wrap(_summary_lines(session, max_rows, width) + _made_lines(session, width), width)) + "\n"
+    for also in range(ALSO_LINES, -1, -1):  # the ranked "also:" findings go first, from the last
+        out = _wrap(_summary_lines(session, max_rows, width, screen, also), width)
+        if len(out) <= SCREEN_LINES:
+            break
+    return "\n".join(out) + "\n"
 
 
 def _made_lines(session: Session, width: int) -> list[str]:
@@ -107,7 +111,15 @@ def _frames_table(shown: list[CompiledFrame], width: int) -> list[str]:
     return fmt.table(headers, rows, "ll" + "r" * (len(headers) - 2), width=width - 2, wrap=1)
 
 
-def _summary_lines(session: Session, max_rows: int, width: int, screen: bool = False) -> list[str]:
+#: the first screen's summary, at most (a run adds its "profiling" and "wrote" lines and a blank one:
+#: 30 in all, so the verdict is on an 80x30 screen); the ranked "also:" findings give way beyond it
+SCREEN_LINES = 27
+#: the ranked findings the verdict lists after the hottest one ("also:")
+ALSO_LINES = 3
+
+
+def _summary_lines(session: Session, max_rows: int, width: int, screen: bool = False,
+                   also: int = ALSO_LINES) -> list[str]:
     run = session.run
     lines: list[str] = []
     t = totals(session)
@@ -161,18 +173,20 @@ def _summary_lines(session: Session, max_rows: int, width: int, screen: bool = F
     para = parametrization_summary(session)
     if para is not None and not (screen and table is not None and session.samples is not None):
         lines.append("  " + fmt.terminal_safe(parametrized_text(*para)))
-    return lines + _verdict_lines(session, screen)
+    return lines + _verdict_lines(session, screen, also)
 
 
-def _verdict_lines(session: Session, screen: bool) -> list[str]:
-    """The verdict, what to try, what else, and the notes that change how the numbers read."""
+def _verdict_lines(session: Session, screen: bool, also_rows: int = ALSO_LINES) -> list[str]:
+    """The verdict, what to try, what else (``also_rows`` ranked findings; the rest are counted), and
+    the notes that change how the numbers read."""
     lines = [""]
     found = findings(session)
     lines.append(f"  hottest: {fmt.terminal_safe(found[0].text if found else hottest(session, found))}")
     if found and found[0].remedy:
         lines.append(f"    try: {fmt.terminal_safe(found[0].remedy)}")
     # the counterfactual run's comparison was asked for (--counterfactual): shown however it ranks
-    also = found[1:4] + [f for f in found[4:] if f.key in ("counterfactual", "replay")]
+    ranked = found[1 : 1 + ALSO_LINES]
+    also = ranked[:also_rows] + [f for f in found[1 + ALSO_LINES :] if f.key in ("counterfactual", "replay")]
     for extra in also:
         lines.append(f"    also: {fmt.terminal_safe(extra.text)}")
     if (overlap := overlap_note(found[:1] + also, session.total_compile_s)) is not None:
@@ -181,7 +195,8 @@ def _verdict_lines(session: Session, screen: bool) -> list[str]:
     for w in notes[:5]:
         lines.append(f"  note: {fmt.one_line(fmt.terminal_safe(w), 400)}")
     left += max(0, len(notes) - 5)
-    more = [fmt.plural(left, "more note")] if left else []
+    more = [fmt.plural(len(ranked) - also_rows, "more finding")] if len(ranked) > also_rows else []
+    more += [fmt.plural(left, "more note")] if left else []
     if screen:  # the first screen leaves how the run was made to the files
         more.append("how it was made, the repro")
     if more:

@@ -139,3 +139,19 @@ def test_below_60_columns_the_cause_table_is_a_list_that_fits() -> None:
     table = lines[head : next(i for i, line in enumerate(lines) if line.strip().startswith("all causes")) + 1]
     assert all(len(line) <= 44 for line in table), "\n".join(lines)  # the prose around it is wrapped
     assert any(line.strip() == "by phase: in summary.md and report.html" for line in lines)
+
+
+def test_the_first_screen_gives_ranked_findings_up_to_its_line_budget() -> None:
+    """At 80 columns the Inductor session's summary is one line over the first screen's budget: its
+    ranked "also:" finding gives way (counted in the line that points to the files), never the
+    verdict; the full summary keeps it."""
+    from dynaprof.render.terminal import SCREEN_LINES
+
+    s = inductor_session()
+    full = summary_text(s, width=80)
+    screen = summary_text(s, width=80, screen=True)
+    assert "    also: " in full and "also: " not in screen
+    assert len(screen.splitlines()) <= SCREEN_LINES < len(screen.splitlines()) + 2  # (the line said)
+    assert "hottest: parametrization" in screen and "(1 more finding, how it was made" in screen
+    wide = summary_text(s, width=200, screen=True)  # room for it: nothing is given way
+    assert "    also: " in wide and "more finding" not in wide
