@@ -72,7 +72,7 @@ def test_fast_corpus_behaves_as_under_python(name: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(LEGACY_ENV is None, reason="dynaprof.capture.stacks has no LEGACY_WALKER_ENV switch yet")
-@pytest.mark.parametrize("name", [DEMO.name, "threads.py"])
+@pytest.mark.parametrize("name", [DEMO.name, pytest.param("threads.py", marks=pytest.mark.slow)])
 def test_legacy_walker_is_reported_as_a_mismatch(name: str, tmp_path: Path) -> None:
     assert LEGACY_ENV is not None
     report = harness.check_script(
