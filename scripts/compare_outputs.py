@@ -17,9 +17,11 @@
 3. Every file of ``WORK/A`` and ``WORK/B`` is compared byte for byte. A ``.gz`` file whose bytes
    differ but whose content is the same is reported apart (the container, not the data).
 
-Nothing is ignored except what is inherently run-specific, listed in ``RUN_SPECIFIC``: none of the
-files written by ``report`` or ``compare`` holds a wall-clock time or the process' id, so the list
-is empty today; the commands' stderr (which says how long slow renderers took) is not compared.
+``--reworded OLD NEW`` replaces a wording in A's files before comparing (a change of words made on
+purpose, said on the command line). Nothing is ignored except what is inherently run-specific,
+listed in ``RUN_SPECIFIC``: none of the files written by ``report`` or ``compare`` holds a
+wall-clock time or the process' id, so the list is empty today; the commands' stderr (which says
+how long slow renderers took) is not compared.
 Exits 0 when the trees agree, 1 with the list of differing files otherwise.
 """
 
@@ -31,6 +33,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 #: (file name glob, why) of contents not compared: none today (see the docstring)
@@ -109,8 +112,9 @@ def files(root: Path) -> dict[str, Path]:
     return {str(p.relative_to(root)): p for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def differences(a: Path, b: Path) -> tuple[list[str], list[str]]:
-    """(files that differ or exist on one side only, .gz files whose content is equal but not bytes)."""
+def differences(a: Path, b: Path, reworded: Sequence[tuple[bytes, bytes]] = ()) -> tuple[list[str], list[str]]:
+    """(files that differ or exist on one side only, .gz files whose content is equal but not bytes);
+    ``reworded``: (old, new) wordings replaced in A's text before comparing, a change of words said."""
     fa, fb = files(a), files(b)
     differ, containers = [], []
     for rel in sorted(set(fa) | set(fb)):
@@ -118,6 +122,8 @@ def differences(a: Path, b: Path) -> tuple[list[str], list[str]]:
             differ.append(f"{rel}: only in {'B' if rel not in fa else 'A'}")
             continue
         da, db = fa[rel].read_bytes(), fb[rel].read_bytes()
+        for old, new in reworded:
+            da = da.replace(old, new)
         if da == db:
             continue
         if rel.endswith(".gz") and gzip.decompress(da) == gzip.decompress(db):
@@ -141,6 +147,8 @@ def main() -> int:
                     help="a folder of per-rank TORCH_TRACE logs (repeatable)")
     ap.add_argument("--synthetic", type=float, metavar="SCALE",
                     help="also the benchmark's synthetic session at SCALE (1.0: 10,000 frames, 1M samples)")
+    ap.add_argument("--reworded", nargs=2, action="append", default=[], metavar=("OLD", "NEW"),
+                    help="a wording B changed on purpose: OLD in A's files reads as NEW (repeatable)")
     args = ap.parse_args()
     trees = [args.tree_a.resolve(), args.tree_b.resolve()]
     work = args.work.resolve()
@@ -156,7 +164,7 @@ def main() -> int:
         print(f"rendering with {label} = {tree}", file=sys.stderr)
         render_all(tree, runs, traces, ranks, current, extra)
         current.rename(work / label)
-    differ, containers = differences(work / "A", work / "B")
+    differ, containers = differences(work / "A", work / "B", [(o.encode(), n.encode()) for o, n in args.reworded])
     n = len(files(work / "A"))
     for line in containers:
         print(f"same content, different gzip bytes: {line}")
