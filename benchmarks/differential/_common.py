@@ -12,6 +12,13 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 warnings.filterwarnings("ignore")
 
 
+#: the dimensions every tiny transformers model here shares (a config adds what is its own)
+TINY = {"hidden_size": 32, "num_hidden_layers": 2, "intermediate_size": 64}
+#: a tiny decoder's attention and positions besides
+TINY_DECODER = {**TINY, "vocab_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
+                "max_position_embeddings": 64}
+
+
 def seed() -> None:
     torch.manual_seed(0)
     torch.use_deterministic_algorithms(True, warn_only=True)

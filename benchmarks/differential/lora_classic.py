@@ -14,15 +14,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 def main() -> None:
     _common.seed()
-    config = LlamaConfig(
-        vocab_size=64,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-    )
+    config = LlamaConfig(**_common.TINY_DECODER)
     model = get_peft_model(LlamaForCausalLM(config), LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
     for name, p in model.named_parameters():
         if "lora_B" in name:

@@ -19,17 +19,8 @@ from transformers import MixtralConfig, MixtralForCausalLM
 
 def main() -> None:
     _common.seed()
-    config = MixtralConfig(
-        vocab_size=64,
-        hidden_size=32,
-        intermediate_size=48,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        num_local_experts=4,
-        num_experts_per_tok=2,
-        max_position_embeddings=64,
-    )
+    config = MixtralConfig(**{**_common.TINY_DECODER, "intermediate_size": 48}, num_local_experts=4,
+                           num_experts_per_tok=2)
     model = MixtralForCausalLM(config)
     lora = LoraConfig(
         r=4, lora_alpha=8, target_modules=[], target_parameters=["experts.gate_up_proj", "experts.down_proj"]

@@ -10,11 +10,9 @@ from transformers import Wav2Vec2Config, Wav2Vec2ForCTC
 def main() -> None:
     _common.seed()
     config = Wav2Vec2Config(
+        **_common.TINY,
         vocab_size=32,
-        hidden_size=32,
-        num_hidden_layers=2,
         num_attention_heads=2,
-        intermediate_size=64,
         conv_dim=(16, 16, 16),
         conv_stride=(5, 2, 2),
         conv_kernel=(10, 3, 3),
