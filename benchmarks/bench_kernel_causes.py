@@ -37,13 +37,8 @@ sys.path.insert(0, str(ROOT))
 
 from dynaprof.analysis.findings import hottest  # noqa: E402
 from dynaprof.model import load_session  # noqa: E402
-from dynaprof.model.session import (  # noqa: E402
-    CAUSE_COLLECTOR,
-    CAUSE_PARAMETRIZATION,
-    CAUSE_WHOLE_GRAPH,
-    UNNAMED_CAUSES,
-    Session,
-)
+from dynaprof.model import session as sm  # noqa: E402
+from dynaprof.model.session import Session  # noqa: E402
 
 B = ROOT / "benchmarks"
 #: model -> (package it needs or None, parametrized command, plain command)
@@ -158,7 +153,7 @@ def cause_rows(label: str, p: Session, q: Session) -> list[str]:
     the user's code (every other cause) in the parametrized and the plain run (``--phases``)."""
     def kinds(s: Session) -> dict[str, float]:
         causes = s.axes.causes if s.axes else {}
-        out = {k: causes.get(k, 0.0) for k in (CAUSE_PARAMETRIZATION, *UNNAMED_CAUSES)}
+        out = {k: causes.get(k, 0.0) for k in (sm.CAUSE_PARAMETRIZATION, *sm.UNNAMED_CAUSES)}
         out["user code"] = sum(v for k, v in causes.items() if k not in out)
         return out
 
@@ -214,7 +209,7 @@ def accuracy(models: list[str], threads: list[str], rounds: int, tmp: Path, coun
                 unmeasured = sum(f.kernel_wait_unmeasured_s for f in p.frames)
                 # the garbage collector's own phase and cause (docs/causes.md): a full collection
                 # lands in whichever compile crosses the threshold, so it is shown apart
-                gc_p, gc_q = (x.axes.causes.get(CAUSE_COLLECTOR, 0.0) if x.axes else 0.0 for x in (p, q))
+                gc_p, gc_q = (x.axes.causes.get(sm.CAUSE_COLLECTOR, 0.0) if x.axes else 0.0 for x in (p, q))
                 if p.counterfactual is not None:
                     nulls.append(p.counterfactual.compile_s - q.total_compile_s)
                 # which ran first: the first of a pair tends to run slower (bench_toolchain_order.py)
@@ -253,7 +248,7 @@ def whole_graph(threads: list[str], tmp: Path) -> list[str]:
             continue
         for th in threads:
             s = profile(cmd, tmp / f"{model}-{th}", th)
-            whole = s.axes.causes.get(CAUSE_WHOLE_GRAPH, 0.0) if s.axes else 0.0
+            whole = s.axes.causes.get(sm.CAUSE_WHOLE_GRAPH, 0.0) if s.axes else 0.0
             rows.append(f"| {model} | {th} | {s.total_compile_s:.2f} s | {whole:.2f} s "
                         f"| {100 * whole / max(s.total_compile_s, 1e-9):.0f}% |")
             print(rows[-1], file=sys.stderr, flush=True)
