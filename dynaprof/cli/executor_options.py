@@ -38,15 +38,17 @@ EXECUTOR_DESTS = ("executor", "workers", "gpus_per_task", "cpus_per_task", "slur
                   "slurm_cluster", "ray_address", "shared_fs")
 
 
+#: each count among the executor options and the least it may be (--slurm-timeout: in minutes)
+_LEAST = {"workers": 1, "cpus_per_task": 1, "gpus_per_task": 0, "slurm_timeout": 1}
+
+
 def check_executor_options(args: argparse.Namespace) -> None:
-    """DynaprofError for a bad value, before any folder is made."""
+    """DynaprofError naming the bad value, before any folder is made."""
     from dynaprof.errors import DynaprofError
 
-    for name in ("workers", "cpus_per_task"):
-        if getattr(args, name) < 1:
-            raise DynaprofError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.gpus_per_task < 0 or args.slurm_timeout < 1:
-        raise DynaprofError("--gpus-per-task must be 0 or more and --slurm-timeout at least 1 minute")
+    for name, least in _LEAST.items():
+        if (value := getattr(args, name)) < least:
+            raise DynaprofError(f"--{name.replace('_', '-')} must be at least {least}, got {value:g}")
 
 
 def engine_options(args: argparse.Namespace, out: Path) -> EngineOptions:
