@@ -37,7 +37,7 @@ from dynaprof.capture.hooks.traced_stack import install_traced_stack
 from dynaprof.capture.hooks.work_counts import install_work_counts
 from dynaprof.capture.recorder import CompileRecorder, NotHooked
 from dynaprof.capture.torch_private import torch_git_version, torch_version
-from dynaprof.model.journal import Torch
+from dynaprof.model.journal import PROVENANCE_HOOK, Torch
 
 #: (name in the ``hooks`` record, installer), in the order they are installed: the DDP hook
 #: needs to know whether the phase events are hooked, the markers the compile entry's code
@@ -49,7 +49,7 @@ STEPS: tuple[tuple[str, Callable[[CompileRecorder], None]], ...] = (
     ("properties", install_properties),
     ("parametrized_calls", install_parametrized_calls),  # after properties: only where it is missing
     ("traced_stack", install_traced_stack),
-    ("provenance", install_node_causes),
+    (PROVENANCE_HOOK, install_node_causes),
     ("guard_causes", install_guard_causes),
     ("inlines", install_inlines),
     ("graph_breaks", install_graph_breaks),

@@ -10,6 +10,7 @@ warning (the rest of the profile stays).
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -43,6 +44,7 @@ from dynaprof.model import frame_keys
 from dynaprof.model.cache import CacheTally
 from dynaprof.model.journal import (
     JOURNAL_SCHEMA,
+    PROVENANCE_HOOK,
     AotGraph,
     CacheLookupRecord,
     Calls,
@@ -489,10 +491,8 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None,
     if b.torn:
         warnings.append(f"{plural(b.torn, 'journal line')} {'was' if b.torn == 1 else 'were'} cut off and skipped")
     if not complete:
-        warnings.append(
-            "the script ended without dynaprof's cleanup (os._exit, a crash or a kill): "
-            "the profile holds what was recorded up to then"
-        )
+        warnings.append("the script ended without dynaprof's cleanup (os._exit, a crash or a kill): "
+                        "the profile holds what was recorded up to then")
     frames = sorted(b.frames.values(), key=lambda f: (f.start_s, f.key))
     stacks = [
         Stack(k[0], k[1], k[2], list(k[3]), list(k[4]), int(v[0]), round(v[1], 9), list(k[5]), k[6])
@@ -518,15 +518,9 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None,
             artifacts["cprofile"] = os.path.relpath(b.cprofile_merged, facts.run_dir)
     wall = facts.wall_s if facts.wall_s is not None else opt_num(end.get("ts"))
     run = _run_info(b, facts, start, wall, exit_status, reason, complete)
-    capture = CaptureInfo(
-        sampler=facts.sampler,
-        requested_hz=facts.requested_hz,
-        native=facts.native,
-        cprofile=facts.cprofile,
-        torch_trace_dir=facts.torch_trace_dir,
-        hooks=b.hooks,
-        warnings=warnings,
-    )
+    capture = CaptureInfo(sampler=facts.sampler, requested_hz=facts.requested_hz, native=facts.native,
+                          cprofile=facts.cprofile, torch_trace_dir=facts.torch_trace_dir, hooks=b.hooks,
+                          warnings=warnings)
     spans = list(b.run_spans)
     if wall is not None:
         spans.insert(0, Span("script", 0.0, float(wall), opt_int(start.get("tid")) or 0))
@@ -542,9 +536,11 @@ def _session(b: _Builder, facts: ParentFacts, plain: PlainKernels | None = None,
 
 def _finish_frames(b: _Builder, frames: list[CompiledFrame], stacks: list[Stack]) -> None:
     """What each frame gets from records beside its own: work counts, caches, spans as phases."""
+    built = Counter(k["key"] for k in b.kernels) if PROVENANCE_HOOK in b.hooks else None
     for f in frames:
-        if f.key in b.work:
+        if f.key in b.work:  # Inductor compiled here: a kernel is recorded when built (0: a cache hit)
             f.inductor_ir_nodes, f.inductor_kernels = b.work[f.key]
+            f.kernels_defined = built[f.key] if built is not None else None
         if f.key in b.aot_ops:
             f.aot_graph_ops = b.aot_ops[f.key]
         f.cache = b.caches.get(f.key, CacheTally()).result(b.cache_metrics.get(f.key))

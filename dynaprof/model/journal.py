@@ -179,6 +179,11 @@ class Hooks(TypedDict):
     items: list[str]
 
 
+#: the hook (an item of ``Hooks``) that follows FX nodes and writes a ``kernel`` record per kernel
+#: built: without it, how many kernels a compile built is unknown
+PROVENANCE_HOOK = "provenance"
+
+
 class Warn(TypedDict):
     """A capture warning, shown in the session's ``capture.warnings``."""
 

@@ -224,6 +224,10 @@ class CompiledFrame:
     #: generated; None where Inductor compiled nothing here or its counters were reset mid-compile
     inductor_ir_nodes: int | None = None
     inductor_kernels: int | None = None
+    #: the distinct kernels this compile defined, each name once per graph: what it built or found in
+    #: Inductor's kernel code cache (``inductor_kernels`` counts every body its codegen made, variants
+    #: too); None where that is not known
+    kernels_defined: int | None = None
     #: Python function calls made during this compile, as cProfile counted them (``--cprofile``);
     #: None without it
     python_calls: int | None = None

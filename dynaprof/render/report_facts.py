@@ -121,6 +121,11 @@ FRAME_FACTS: tuple[FrameFact, ...] = (
     FrameFact("graph_breaks", "graph breaks", "breaks", lambda f: f.graph_breaks),
     FrameFact("guards", "guards", "guards", lambda f: f.guard_count),
     FrameFact("inlined", "inlined calls", "inlined", lambda f: f.inlined_calls, outputs=frozenset({TERMINAL, HTML})),
+    # Inductor's two counts of kernels (docs/causes.md, "Two counts called kernels"): every body its
+    # codegen made, and the distinct kernels, what builds cost (the one the terminal has room for)
+    FrameFact("kernels_generated", "kernels generated", "generated", lambda f: f.inductor_kernels,
+              outputs=frozenset({MARKDOWN, HTML}), optional=True),
+    FrameFact("kernels_defined", "kernels defined", "kernels", lambda f: f.kernels_defined, optional=True),
     FrameFact("graph_ops", "graph ops", "graph ops", lambda f: f.graph_op_count, outputs=frozenset({HTML})),
 )
 

@@ -77,12 +77,13 @@ def test_kernel_compile_keeps_its_cause_in_process_and_in_a_worker(tmp_path: Pat
         assert s.samples is not None and not [st for st in s.samples.stacks
                                               if 0 <= st.cause < len(s.functions)
                                               and s.functions[st.cause].kind == KERNEL_CAUSE]
-        work.append((f.aot_graph_ops, f.inductor_ir_nodes, f.inductor_kernels))
+        work.append((f.aot_graph_ops, f.inductor_ir_nodes, f.inductor_kernels, f.kernels_defined))
         if "--counterfactual" in more:
             cf = s.counterfactual
             assert cf is not None and cf.folded == ["Linear.weight via Double"] * 2, cf  # m, a global of step
             # step's kernels have their counterparts there; the parametrization's kernel is gone
             assert cf.exit_status == 0 and cf.kernels == cf.kernels_here - 1 and cf.extra_kernels == 0, cf
+            assert f.kernels_defined == cf.kernels_here  # one count of kernels for the frame and the check
         if threads == "1":  # the first C++ kernel of the cache dir: the ISA probe and the header,
             # which either kernel would have needed
             owners = set(s.axes.matrix.get("toolchain_setup", {}))
@@ -93,7 +94,8 @@ def test_kernel_compile_keeps_its_cause_in_process_and_in_a_worker(tmp_path: Pat
 
     # exact work counts: what Inductor was handed and made, the same on both runs (two kernels)
     assert work[0] == work[1], work
-    ops, ir_nodes, kernels = work[0]
+    ops, ir_nodes, kernels, defined = work[0]
     assert ops is not None and ops >= 4
     if torch25:
         assert ir_nodes is not None and ir_nodes >= 2 and kernels is not None and kernels >= 2
+        assert defined is not None and 2 <= defined <= kernels  # each kernel once; generated: variants too

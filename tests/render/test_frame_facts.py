@@ -52,3 +52,23 @@ def test_a_fact_shows_only_where_it_is_declared() -> None:
         assert (f"| {fact.header} |" in md) == (report_facts.MARKDOWN in fact.outputs), fact.key
         assert (fact.short in term.split("\n\n")[1]) == (report_facts.TERMINAL in fact.outputs), fact.key
         assert (fact.header in [c.label for c in html.frames.cols]) == (report_facts.HTML in fact.outputs), fact.key
+
+
+def test_inductor_s_two_kernel_counts_are_told_apart_where_a_compile_has_them() -> None:
+    """Every body generated (summary.md and report.html) and each kernel once, what builds cost (the
+    terminal too); a session without Inductor shows neither."""
+    s = seed_session()
+    plain = (summary_text(s, width=1000), summary_markdown(s))
+    assert "kernels defined" not in plain[1] and " kernels" not in plain[0].split("\n\n")[1]
+    s.frames[0].inductor_kernels, s.frames[0].kernels_defined = 64, 1
+    term, md = summary_text(s, width=1000), summary_markdown(s)
+    header = next(line for line in md.splitlines() if line.startswith("| compile id"))
+    assert header.endswith("| kernels generated | kernels defined |") and "| 64 | 1 |" in md
+    table = term.split("\n\n")[1].splitlines()
+    assert table[0].split()[-1] == "kernels" and table[1].split()[-1] == "1" and "generated" not in term
+    view = report_view(RenderContext(s, RenderOptions()))
+    assert view.frames is not None
+    labels = [c.label for c in view.frames.cols]
+    at = labels.index("kernels generated")
+    assert labels[at + 1] == "kernels defined"
+    assert [cell[1] for cell in view.frames.rows[0][at : at + 2]] == ["64", "1"]  # (kind, text, sort key, ...)

@@ -11,6 +11,7 @@ from typing import Any
 
 from dynaprof.capture.hooks import aot_graphs
 from dynaprof.ingest.assemble import ParentFacts, assemble
+from dynaprof.model.journal import PROVENANCE_HOOK
 from tests.conftest import load_benchmark
 
 FACTS = ParentFacts(command=["dynaprof", "run", "x.py"], exit_status=0)
@@ -61,6 +62,27 @@ def test_a_schema_5_or_6_journal_still_reads_inductors_fx_ops_as_the_aot_ops() -
     got = _counts(_journal({"t": "work", "key": "0/0", "fx_ops": 5, "ir_nodes": 4, "kernels": 2},
                            {"t": "work", "key": "0/0:bw", "fx_ops": 14, "ir_nodes": 9, "kernels": 3}, schema=5))
     assert got == {"0/0": (5, 4, 2), "0/0:bw": (14, 9, 3), "1/0": (None, None, None)}
+
+
+def _kernel(key: str, cause: int, name: str) -> dict[str, Any]:
+    return {"t": "kernel", "key": key, "cause": cause, "name": name, "nodes": 2, "param_nodes": 0, "param": -1,
+            "rest": -1}  # fmt: skip
+
+
+def test_kernels_defined_count_each_kernel_record_of_the_compile_and_unknown_is_never_0() -> None:
+    fns = {"t": "fn", "items": [[90 + i, f"cpp_fused_{i}", "", 0, "cause:kernel"] for i in range(3)]}
+    work = [{"t": "work", "key": k, "ir_nodes": 9, "kernels": n} for k, n in (("0/0", 7), ("0/0:bw", 2), ("1/0", 0))]
+    kernels = [_kernel(key, 90 + i, f"cpp_fused_{i}") for i, key in enumerate(("0/0", "0/0", "0/0:bw"))]
+    records = _journal(*work)
+    hooks = records[1]
+    hooks["items"].append(PROVENANCE_HOOK)  # the hook that writes kernel records was installed
+    records[1:1] = [fns, *kernels]
+    s = assemble(records, FACTS)
+    # every body generated, against each kernel once; 1/0 built none (a cache hit: 0, known)
+    assert {f.key: (f.inductor_kernels, f.kernels_defined) for f in s.frames} == {
+        "0/0": (7, 2), "0/0:bw": (2, 1), "1/0": (0, 0)}
+    hooks["items"].remove(PROVENANCE_HOOK)
+    assert [f.kernels_defined for f in assemble(records, FACTS).frames] == [None, None, None]  # not recorded
 
 
 class _Recorder:
