@@ -228,6 +228,11 @@ def cause_phase_lines(session: Session, width: int = WIDTH, max_rows: int = TABL
 
 #: the narrowest the cause column gets before a phase column is merged into "other phases"
 MIN_CAUSE_COLUMN = 30
+#: the phase columns kept beside a cause column of ``MIN_CAUSE_COLUMN``; a further one is kept only
+#: where the causes' labels still fit on one line (up to ``MAX_CAUSE_COLUMN``): at 100 columns six
+#: phases wrapped most labels of a real model in two
+KEPT_PHASES = 2
+MAX_CAUSE_COLUMN = 48
 
 
 def _shared_via(labels: list[str]) -> str:
@@ -253,9 +258,11 @@ def _fit_columns(table: CauseTable, width: int) -> tuple[list[Column], list[Colu
         return list(table.columns), []
     if width < NARROW:  # a list of causes, total and share: the phases are in the files
         return [], list(table.columns)
-    room, chosen = width - fixed - (len(OTHER_PHASES) + 2), []
+    room, chosen = width - fixed - (len(OTHER_PHASES) + 2), list[Column]()
+    labels = max((len(cause_label(r.cause, r.merged)) for r in table.rows), default=0)
+    wanted = min(labels, MAX_CAUSE_COLUMN) - MIN_CAUSE_COLUMN  # what the labels need beyond the least
     for col in ranked:
-        if w(col) <= room:
+        if w(col) <= room and (len(chosen) < KEPT_PHASES or room - w(col) >= wanted):
             chosen.append(col)
             room -= w(col)
     keep = [c for c in table.columns if c in chosen]

@@ -20,7 +20,7 @@ from dynaprof.render.compare_report import render_compare
 from dynaprof.render.flamegraph import flamegraph_svg
 from dynaprof.render.markdown import MAX_CHARS, summary_markdown
 from dynaprof.render.report_html import report_html
-from dynaprof.render.terminal import summary_text
+from dynaprof.render.terminal import OTHER_PHASES, summary_text
 from tests.factories import inductor_session, seed_session
 from tests.helpers import read_table
 
@@ -63,7 +63,8 @@ def _terminal_table(text: str) -> list[list[str]]:
 def test_terminal_table_fits_and_adds_up_within_rounding() -> None:
     text = summary_text(inductor_session(user_cause="x" * 200))
     rows = _terminal_table(text)
-    assert rows[0][:2] == ["cause", "tracing"] and rows[0][-2:] == ["total", "%"]
+    # a label that wraps anyway leaves the cause column its widest (MAX_CAUSE_COLUMN): two phases
+    assert rows[0] == ["cause", "Inductor", "kernels", OTHER_PHASES, "total", "%"]
     body = [r for r in rows[1:] if not r[0].startswith("Linear.weight")]  # the detail row is not a cause
     total = _secs(body[-1][-2])
     assert body[-1][0] == "all causes" and total == pytest.approx(20.15)
@@ -76,6 +77,18 @@ def test_terminal_table_fits_and_adds_up_within_rounding() -> None:
         if "hottest" not in line and "also:" not in line and "try:" not in line:
             assert len(line) <= 100, line
     assert "restart waste: 400 ms" in text
+
+
+def test_a_phase_column_beyond_the_first_two_goes_before_a_cause_label_wraps() -> None:
+    label = "forward (modeling_speecht5.py): 12 more lines"  # 45 characters, a real one
+    text = summary_text(inductor_session(user_cause=label), width=100)
+    assert _terminal_table(text)[0] == ["cause", "Inductor", "kernels", OTHER_PHASES, "total", "%"]
+    assert any(line.strip().startswith(label + " ") for line in text.splitlines())  # on one line
+    # short labels keep every phase that fits, in the table's order; at 80 columns the first two
+    short = _terminal_table(summary_text(inductor_session(user_cause="step (x.py:3)"), width=100))
+    assert short[0] == ["cause", "tracing", "AOT", "Inductor", "kernels", OTHER_PHASES, "total", "%"]
+    narrow = _terminal_table(summary_text(inductor_session(user_cause=label), width=80))
+    assert narrow[0] == ["cause", "Inductor", "kernels", OTHER_PHASES, "total", "%"]
 
 
 def test_markdown_and_html_tables_escape_hostile_causes() -> None:
