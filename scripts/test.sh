@@ -7,8 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # two pytest workers (pytest-xdist), a module to one worker so its module fixtures run once: most tests
-# wait on a child process, so two at a time take 8.5 min here where one at a time took 14
-# (docs/versions.md, "CI time"); DYNAPROF_TEST_WORKERS=0 runs them in this process, one at a time
+# wait on a child process, so two at a time take 8.4 min here where one at a time took 14.5
+# (docs/versions.md, "Two workers"); DYNAPROF_TEST_WORKERS=0 runs them in this process, one at a time
 workers=(-n "${DYNAPROF_TEST_WORKERS:-2}" --dist loadscope)
 if [ "${1:-}" = "--torch" ]; then
   [ $# -ge 2 ] || { echo "test: --torch needs a version, e.g. --torch 2.4.1" >&2; exit 2; }

@@ -538,7 +538,7 @@ def _finish_frames(b: _Builder, frames: list[CompiledFrame], stacks: list[Stack]
     """What each frame gets from records beside its own: work counts, caches, spans as phases."""
     built = Counter(k["key"] for k in b.kernels) if PROVENANCE_HOOK in b.hooks else None
     for f in frames:
-        if f.key in b.work:  # Inductor compiled here: a kernel is recorded when built (0: a cache hit)
+        if f.key in b.work:  # Inductor compiled here: a kernel is recorded as its build is asked for
             f.inductor_ir_nodes, f.inductor_kernels = b.work[f.key]
             f.kernels_defined = built[f.key] if built is not None else None
         if f.key in b.aot_ops:

@@ -258,7 +258,8 @@ def _fit_columns(table: CauseTable, width: int) -> tuple[list[Column], list[Colu
         return list(table.columns), []
     if width < NARROW:  # a list of causes, total and share: the phases are in the files
         return [], list(table.columns)
-    room, chosen = width - fixed - (len(OTHER_PHASES) + 2), list[Column]()
+    room = width - fixed - (len(OTHER_PHASES) + 2)
+    chosen: list[Column] = []
     labels = max((len(cause_label(r.cause, r.merged)) for r in table.rows), default=0)
     wanted = min(labels, MAX_CAUSE_COLUMN) - MIN_CAUSE_COLUMN  # what the labels need beyond the least
     for col in ranked:

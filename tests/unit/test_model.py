@@ -176,10 +176,10 @@ def test_a_collector_pause_leaves_objects_someone_froze_frozen() -> None:
     try:
         frozen = gc.get_freeze_count()
         with collector_paused():
-            made = [[i] for i in range(1_000)]
+            _ = [[i] for i in range(1_000)]
         # neither thawed (0) nor the new lists frozen too (more); another thread (pytest-xdist's) may
         # free a frozen object meanwhile, so not "equal"
-        assert 0 < gc.get_freeze_count() <= frozen and len(made) == 1_000
+        assert 0 < gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()
 

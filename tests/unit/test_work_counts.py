@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import threading
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 from dynaprof.capture.hooks import aot_graphs
 from dynaprof.ingest.assemble import ParentFacts, assemble
 from dynaprof.model.journal import PROVENANCE_HOOK
 from tests.conftest import load_benchmark
+from tests.factories import kernel
 
 FACTS = ParentFacts(command=["dynaprof", "run", "x.py"], exit_status=0)
 
@@ -64,19 +65,14 @@ def test_a_schema_5_or_6_journal_still_reads_inductors_fx_ops_as_the_aot_ops() -
     assert got == {"0/0": (5, 4, 2), "0/0:bw": (14, 9, 3), "1/0": (None, None, None)}
 
 
-def _kernel(key: str, cause: int, name: str) -> dict[str, Any]:
-    return {"t": "kernel", "key": key, "cause": cause, "name": name, "nodes": 2, "param_nodes": 0, "param": -1,
-            "rest": -1}  # fmt: skip
-
-
 def test_kernels_defined_count_each_kernel_record_of_the_compile_and_unknown_is_never_0() -> None:
     fns = {"t": "fn", "items": [[90 + i, f"cpp_fused_{i}", "", 0, "cause:kernel"] for i in range(3)]}
     work = [{"t": "work", "key": k, "ir_nodes": 9, "kernels": n} for k, n in (("0/0", 7), ("0/0:bw", 2), ("1/0", 0))]
-    kernels = [_kernel(key, 90 + i, f"cpp_fused_{i}") for i, key in enumerate(("0/0", "0/0", "0/0:bw"))]
+    kernels = [kernel(key, 90 + i, f"cpp_fused_{i}", 2, 0, -1, -1) for i, key in enumerate(("0/0", "0/0", "0/0:bw"))]
     records = _journal(*work)
     hooks = records[1]
     hooks["items"].append(PROVENANCE_HOOK)  # the hook that writes kernel records was installed
-    records[1:1] = [fns, *kernels]
+    records[1:1] = [fns, *cast(list[dict[str, Any]], kernels)]
     s = assemble(records, FACTS)
     # every body generated, against each kernel once; 1/0 built none (a cache hit: 0, known)
     assert {f.key: (f.inductor_kernels, f.kernels_defined) for f in s.frames} == {
