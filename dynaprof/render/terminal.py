@@ -254,14 +254,14 @@ def _fit_columns(table: CauseTable, width: int) -> tuple[list[Column], list[Colu
 
     fixed = MIN_CAUSE_COLUMN + len(fmt.seconds(table.totals.total)) + 2 + 6  # total and %
     ranked = sorted(table.columns, key=lambda c: (-table.totals.cells.get(c.key, 0.0), c.key))
-    if fixed + sum(map(w, ranked)) <= width:
+    labels = max((len(cause_label(r.cause, r.merged)) for r in table.rows), default=0)
+    wanted = max(0, min(labels, MAX_CAUSE_COLUMN) - MIN_CAUSE_COLUMN)  # what the labels need beyond the least
+    if fixed + wanted + sum(map(w, ranked)) <= width:
         return list(table.columns), []
     if width < NARROW:  # a list of causes, total and share: the phases are in the files
         return [], list(table.columns)
     room = width - fixed - (len(OTHER_PHASES) + 2)
     chosen: list[Column] = []
-    labels = max((len(cause_label(r.cause, r.merged)) for r in table.rows), default=0)
-    wanted = min(labels, MAX_CAUSE_COLUMN) - MIN_CAUSE_COLUMN  # what the labels need beyond the least
     for col in ranked:
         if w(col) <= room and (len(chosen) < KEPT_PHASES or room - w(col) >= wanted):
             chosen.append(col)

@@ -84,6 +84,10 @@ def test_a_phase_column_beyond_the_first_two_goes_before_a_cause_label_wraps() -
     text = summary_text(inductor_session(user_cause=label), width=100)
     assert _terminal_table(text)[0] == ["cause", "Inductor", "kernels", OTHER_PHASES, "total", "%"]
     assert any(line.strip().startswith(label + " ") for line in text.splitlines())  # on one line
+    # where every phase would fit beside the least cause column, but not beside the name
+    text = summary_text(inductor_session(user_cause=label), width=116)
+    assert OTHER_PHASES in _terminal_table(text)[0] and any(line.strip().startswith(label + " ")
+                                                            for line in text.splitlines())
     # short labels keep every phase that fits, in the table's order; at 80 columns the first two
     short = _terminal_table(summary_text(inductor_session(user_cause="step (x.py:3)"), width=100))
     assert short[0] == ["cause", "tracing", "AOT", "Inductor", "kernels", OTHER_PHASES, "total", "%"]
